@@ -1,0 +1,402 @@
+"""VSL001-VSL004: every form of check and every precision rule, both sides."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import codes, findings
+
+IMPORT = "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
+BOTH = "from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowMLASpec\n"
+KCI = "from vllm.v1.kv_cache_interface import "
+
+
+@pytest.mark.parametrize(
+    "check",
+    [
+        "isinstance(spec, MLAAttentionSpec)",
+        "not isinstance(spec, MLAAttentionSpec)",
+        "issubclass(type(spec), MLAAttentionSpec)",
+        "isinstance(spec, (MLAAttentionSpec,))",
+        "isinstance(spec, (FullAttentionSpec, (MambaSpec, MLAAttentionSpec)))",
+        "isinstance(spec, (*OTHER_SPECS, MLAAttentionSpec))",
+        "isinstance(spec, FullAttentionSpec | MLAAttentionSpec)",
+        "isinstance(spec, [MLAAttentionSpec][0])",
+        "any(isinstance(s, MLAAttentionSpec) for s in specs)",
+        "[s for s in specs if isinstance(s, MLAAttentionSpec)]",
+    ],
+)
+def test_vsl001_forms_are_reported(check):
+    source = KCI + "FullAttentionSpec, MambaSpec, MLAAttentionSpec\n"
+    source += f"value = {check}\n"
+    expected = [] if "[0]" in check else ["VSL001"]  # a subscript is not a class
+    assert codes(source) == expected
+
+
+def test_vsl001_in_assert_if_while_and_lambda():
+    source = IMPORT + (
+        "assert isinstance(spec, MLAAttentionSpec)\n"
+        "if isinstance(spec, MLAAttentionSpec):\n    pass\n"
+        "while not isinstance(spec, MLAAttentionSpec):\n    pass\n"
+        "pick = lambda s: isinstance(s, MLAAttentionSpec)\n"
+    )
+    assert findings(source) == [
+        ("VSL001", 2, 25),
+        ("VSL001", 3, 21),
+        ("VSL001", 5, 28),
+        ("VSL001", 7, 32),
+    ]
+
+
+def test_vsl001_tuple_split_over_lines_with_comments():
+    source = (
+        KCI
+        + "FullAttentionSpec, MLAAttentionSpec\n"
+        + (
+            "ok = isinstance(\n"
+            "    spec,\n"
+            "    (\n"
+            "        FullAttentionSpec,  # full attention\n"
+            "        # MLA layers\n"
+            "        MLAAttentionSpec,\n"
+            "    ),\n"
+            ")\n"
+        )
+    )
+    assert findings(source) == [("VSL001", 7, 9)]
+
+
+def test_vsl001_tuple_split_over_lines_covering_companion_is_fine():
+    source = (
+        KCI
+        + "MLAAttentionSpec, SlidingWindowMLASpec\n"
+        + (
+            "ok = isinstance(\n"
+            "    spec,\n"
+            "    (\n"
+            "        MLAAttentionSpec,  # MLA\n"
+            "        # DeepSeek-V4 compressed layers\n"
+            "        SlidingWindowMLASpec,\n"
+            "    ),\n"
+            ")\n"
+        )
+    )
+    assert findings(source) == []
+
+
+@pytest.mark.parametrize(
+    "header, reference",
+    [
+        ("import vllm.v1.kv_cache_interface as kci\n", "kci.MLAAttentionSpec"),
+        (
+            "import vllm.v1.kv_cache_interface\n",
+            "vllm.v1.kv_cache_interface.MLAAttentionSpec",
+        ),
+        ("import vllm\n", "vllm.v1.kv_cache_interface.MLAAttentionSpec"),
+        (
+            "from vllm.v1 import kv_cache_interface\n",
+            "kv_cache_interface.MLAAttentionSpec",
+        ),
+        (KCI + "MLAAttentionSpec as MLASpec\n", "MLASpec"),
+        (KCI + "*\n", "MLAAttentionSpec"),
+    ],
+)
+def test_vsl001_reference_forms(header, reference):
+    source = header + f"ok = isinstance(spec, {reference})\n"
+    assert findings(source) == [("VSL001", 2, 23)]
+
+
+@pytest.mark.parametrize(
+    "header, covering",
+    [
+        ("import vllm.v1.kv_cache_interface as kci\n", "kci.SlidingWindowMLASpec"),
+        (KCI + "SlidingWindowMLASpec as SWMLA\n", "SWMLA"),
+        (KCI + "SlidingWindowSpec\n", "SlidingWindowSpec"),
+        (KCI + "AttentionSpec\n", "AttentionSpec"),
+        (KCI + "KVCacheSpec\n", "KVCacheSpec"),
+        (KCI + "*\n", "SlidingWindowMLASpec"),
+    ],
+)
+def test_vsl001_covered_by_companion_or_its_base(header, covering):
+    source = (
+        IMPORT + header + f"ok = isinstance(spec, (MLAAttentionSpec, {covering}))\n"
+    )
+    assert findings(source) == []
+
+
+def test_vsl001_base_of_anchor_that_is_not_base_of_companion_does_not_cover():
+    source = KCI + "FullAttentionSpec, MLAAttentionSpec\n"
+    source += "ok = isinstance(spec, (MLAAttentionSpec, FullAttentionSpec))\n"
+    assert codes(source) == ["VSL001"]
+
+
+def test_vsl001_subclass_of_anchor_is_not_a_finding():
+    source = KCI + "HiddenStateCacheSpec\nok = isinstance(spec, HiddenStateCacheSpec)\n"
+    assert findings(source) == []
+
+
+def test_relative_import_resolved_against_the_module():
+    source = "from ..kv_cache_interface import MLAAttentionSpec\n"
+    source += "ok = isinstance(spec, MLAAttentionSpec)\n"
+    assert codes(source, module="vllm.v1.core.sched") == ["VSL001"]
+    assert codes(source, module="other.pkg.mod") == []
+    # Without a module name a relative import is matched by its suffix.
+    assert codes(source) == ["VSL001"]
+
+
+def test_class_defined_in_the_family_module_itself():
+    source = (
+        "class FullAttentionSpec:\n    pass\n\n"
+        "class MLAAttentionSpec(FullAttentionSpec):\n"
+        "    def merge(self, other):\n"
+        "        return isinstance(other, MLAAttentionSpec)\n"
+    )
+    assert codes(source, module="vllm.v1.kv_cache_interface") == ["VSL001"]
+    assert codes(source, module="tests.fakes") == []
+
+
+def test_local_test_double_and_unrelated_module_are_not_vllms_class():
+    assert (
+        codes(
+            "from tests.fakes import MLAAttentionSpec\nisinstance(s, MLAAttentionSpec)\n"
+        )
+        == []
+    )
+    assert (
+        codes(
+            IMPORT
+            + "def f(MLAAttentionSpec):\n    return isinstance(s, MLAAttentionSpec)\n"
+        )
+        == []
+    )
+
+
+def test_shadowed_isinstance_is_not_the_builtin():
+    source = (
+        IMPORT + "from mylib import isinstance\nok = isinstance(s, MLAAttentionSpec)\n"
+    )
+    assert codes(source) == []
+    source = IMPORT + "import builtins\nok = builtins.isinstance(s, MLAAttentionSpec)\n"
+    assert codes(source) == ["VSL001"]
+
+
+def test_or_chain_on_same_target_covers():
+    assert (
+        codes(
+            BOTH
+            + "ok = isinstance(s, MLAAttentionSpec) or isinstance(s, SlidingWindowMLASpec)\n"
+        )
+        == []
+    )
+    assert (
+        codes(
+            BOTH
+            + "ok = (\n    isinstance(s.spec, MLAAttentionSpec)\n"
+            + "    or flag\n    or isinstance(s.spec, SlidingWindowMLASpec)\n)\n"
+        )
+        == []
+    )
+    # De Morgan: the negated form chains with `and`.
+    assert (
+        codes(
+            BOTH
+            + "other = not isinstance(s, MLAAttentionSpec) and not isinstance(s, SlidingWindowMLASpec)\n"
+        )
+        == []
+    )
+
+
+def test_or_chain_on_another_target_or_with_and_does_not_cover():
+    assert codes(
+        BOTH
+        + "ok = isinstance(a, MLAAttentionSpec) or isinstance(b, SlidingWindowMLASpec)\n"
+    ) == ["VSL001"]
+    assert codes(
+        BOTH
+        + "ok = isinstance(s, MLAAttentionSpec) and isinstance(s, SlidingWindowMLASpec)\n"
+    ) == ["VSL001"]
+    assert codes(
+        BOTH
+        + "ok = isinstance(s, MLAAttentionSpec) or not isinstance(s, SlidingWindowMLASpec)\n"
+    ) == ["VSL001"]
+
+
+def test_earlier_elif_branch_took_the_companion():
+    source = BOTH + (
+        "if isinstance(spec, SlidingWindowMLASpec):\n    kind = 'swa'\n"
+        "elif x:\n    kind = 'x'\n"
+        "elif isinstance(spec, MLAAttentionSpec):\n    kind = 'mla'\n"
+    )
+    assert codes(source) == []
+
+
+def test_earlier_branch_on_another_target_or_later_branch_does_not_help():
+    source = BOTH + (
+        "if isinstance(other, SlidingWindowMLASpec):\n    kind = 'swa'\n"
+        "elif isinstance(spec, MLAAttentionSpec):\n    kind = 'mla'\n"
+    )
+    assert codes(source) == ["VSL001"]
+    source = BOTH + (
+        "if isinstance(spec, MLAAttentionSpec):\n    kind = 'mla'\n"
+        "elif isinstance(spec, SlidingWindowMLASpec):\n    kind = 'swa'\n"
+    )
+    assert codes(source) == ["VSL001"]
+    source = BOTH + (  # `and` in the earlier test: a companion can still get here
+        "if isinstance(spec, SlidingWindowMLASpec) and x:\n    kind = 'swa'\n"
+        "elif isinstance(spec, MLAAttentionSpec):\n    kind = 'mla'\n"
+    )
+    assert codes(source) == ["VSL001"]
+
+
+def test_strings_and_comments_are_never_findings():
+    source = IMPORT + (
+        "# isinstance(spec, MLAAttentionSpec)\n"
+        "doc = 'isinstance(spec, MLAAttentionSpec)'\n"
+        'more = f"{isinstance}(spec, MLAAttentionSpec)"\n'
+        "def f():\n    '''type(spec) is MLAAttentionSpec'''\n"
+    )
+    assert codes(source) == []
+
+
+@pytest.mark.parametrize(
+    "comment, reported",
+    [
+        ("  # noqa", False),
+        ("  # noqa: VSL001", False),
+        ("  # noqa:VSL001,VSL002", False),
+        ("  # NOQA: VSL", False),
+        ("  # noqa: VSL002", True),
+        ("  # noqa: E501", True),
+        ("", True),
+    ],
+)
+def test_noqa(comment, reported):
+    source = IMPORT + f"ok = isinstance(s, MLAAttentionSpec){comment}\n"
+    assert codes(source) == (["VSL001"] if reported else [])
+
+
+def test_noqa_applies_to_the_reported_line_only():
+    source = IMPORT + "ok = isinstance(  # noqa: VSL001\n    s, MLAAttentionSpec\n)\n"
+    assert codes(source) == ["VSL001"]
+
+
+# -- VSL002 ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "comparison, reported",
+    [
+        ("type(spec) is MLAAttentionSpec", True),
+        ("type(spec) is not MLAAttentionSpec", True),
+        ("type(spec) == MLAAttentionSpec", True),
+        ("type(spec) != MLAAttentionSpec", True),
+        ("MLAAttentionSpec is type(spec)", True),
+        ("type(spec) in (FullAttentionSpec, MLAAttentionSpec)", True),
+        ("type(spec) not in [MLAAttentionSpec]", True),
+        ("spec.__class__ is MLAAttentionSpec", True),
+        # Exact comparisons are not covered by a base class.
+        ("type(spec) in (MLAAttentionSpec, SlidingWindowSpec)", True),
+        ("type(spec) in (MLAAttentionSpec, SlidingWindowMLASpec)", False),
+        ("type(spec) is FullAttentionSpec", False),
+        ("spec is MLAAttentionSpec", False),
+        ("type(spec) is MLAAttentionSpec or type(spec) is SlidingWindowMLASpec", False),
+        (
+            "type(spec) is MLAAttentionSpec or isinstance(spec, SlidingWindowMLASpec)",
+            False,
+        ),
+    ],
+)
+def test_vsl002(comparison, reported):
+    source = KCI + (
+        "FullAttentionSpec, MLAAttentionSpec, SlidingWindowMLASpec, SlidingWindowSpec\n"
+    )
+    source += f"ok = {comparison}\n"
+    assert codes(source) == (["VSL002"] if reported else [])
+
+
+# -- VSL003 ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "cases, expected",
+    [
+        ("case MLAAttentionSpec():", ["VSL003"]),
+        ("case MLAAttentionSpec(block_size=16) as spec:", ["VSL003"]),
+        ("case FullAttentionSpec() | MLAAttentionSpec():", ["VSL003"]),
+        ("case MLAAttentionSpec() | SlidingWindowMLASpec():", []),
+        ("case MLAAttentionSpec() | SlidingWindowSpec():", []),
+        (
+            "case SlidingWindowMLASpec():\n        pass\n    case MLAAttentionSpec():",
+            [],
+        ),
+        # An earlier case with a guard or sub-patterns lets companions through.
+        (
+            "case SlidingWindowMLASpec() if flag:\n        pass\n    case MLAAttentionSpec():",
+            ["VSL003"],
+        ),
+        ("case [MLAAttentionSpec()]:", ["VSL003"]),
+        ("case {'k': MLAAttentionSpec()}:", []),
+    ],
+)
+def test_vsl003(cases, expected):
+    source = KCI + (
+        "FullAttentionSpec, MLAAttentionSpec, SlidingWindowMLASpec, SlidingWindowSpec\n"
+    )
+    source += f"match spec:\n    {cases}\n        pass\n"
+    if "[MLAAttentionSpec()]" in cases:
+        expected = []  # nested patterns test elements, not the subject: out of scope
+    assert codes(source) == expected
+
+
+# -- VSL004 ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "statement, expected",
+    [
+        ("_MLA_SPECS = (MLAAttentionSpec,)", ["VSL004"]),
+        ("_MLA_SPECS = MLAAttentionSpec, FullAttentionSpec", ["VSL004"]),
+        ("_MLA_SPECS: tuple = (FullAttentionSpec, MLAAttentionSpec)", ["VSL004"]),
+        ("_MLA_SPECS = frozenset((MLAAttentionSpec,))", ["VSL004"]),
+        ("_MLA_SPECS = frozenset([MLAAttentionSpec, FullAttentionSpec])", ["VSL004"]),
+        ("_MLA_SPECS = MLAAttentionSpec | FullAttentionSpec", ["VSL004"]),
+        ("_MLA_SPECS = (MLAAttentionSpec, SlidingWindowMLASpec)", []),
+        ("_MLA_SPECS = (MLAAttentionSpec, SlidingWindowSpec)", []),
+        ("_MLA_SPECS = (FullAttentionSpec,)", []),
+        ("_MLA_SPECS = [MLAAttentionSpec]", []),  # a list is mutable, not a constant
+        ("_MLA_SPECS: TypeAlias = MLAAttentionSpec | FullAttentionSpec", []),
+        ("_DEFAULT = (MLAAttentionSpec, 'mla')", []),
+    ],
+)
+def test_vsl004(statement, expected):
+    source = (
+        "from typing import TypeAlias\n"
+        + KCI
+        + (
+            "FullAttentionSpec, MLAAttentionSpec, SlidingWindowMLASpec, SlidingWindowSpec\n"
+        )
+    )
+    source += statement + "\n"
+    assert codes(source) == expected
+
+
+def test_vsl004_class_level_but_not_function_level():
+    source = IMPORT + (
+        "class Connector:\n    SPECS = (MLAAttentionSpec,)\n\n"
+        "    def f(self):\n        specs = (MLAAttentionSpec,)\n"
+    )
+    assert findings(source) == [("VSL004", 3, 5)]
+
+
+def test_check_through_a_constant_reports_the_constant_not_the_check():
+    source = (
+        IMPORT + "_MLA_SPECS = (MLAAttentionSpec,)\nok = isinstance(s, _MLA_SPECS)\n"
+    )
+    assert findings(source) == [("VSL004", 2, 1)]
+
+
+def test_check_through_a_covering_constant_is_fine():
+    source = BOTH + "_MLA = (MLAAttentionSpec, SlidingWindowMLASpec)\n"
+    source += "ok = isinstance(s, (*_MLA, FullAttentionSpec))\n"
+    source += "ok2 = isinstance(s, (MLAAttentionSpec, *_MLA))\n"
+    assert findings(source) == []

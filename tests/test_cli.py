@@ -1,0 +1,271 @@
+"""The ``check`` and ``families`` commands: output, exit codes, config, files."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO, run_cli
+
+BAD = (
+    "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
+    "is_mla_region = isinstance(layer_spec, MLAAttentionSpec)\n"
+)
+GOOD = (
+    "from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowMLASpec\n"
+    "is_mla_region = isinstance(layer_spec, (MLAAttentionSpec, SlidingWindowMLASpec))\n"
+)
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "bad.py").write_text(BAD)
+    (tmp_path / "pkg" / "good.py").write_text(GOOD)
+    return tmp_path
+
+
+def test_text_output_and_exit_code(tree):
+    out = run_cli("check", ".", cwd=tree)
+    assert out.returncode == 1, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0] == (
+        "pkg/bad.py:2:40: VSL001 isinstance() check against MLAAttentionSpec "
+        "leaves out SlidingWindowMLASpec"
+    )
+    assert lines[-1] == "Found 1 error in 2 files checked."
+
+
+def test_clean_tree_exits_zero(tree):
+    (tree / "pkg" / "bad.py").unlink()
+    out = run_cli("check", ".", cwd=tree)
+    assert out.returncode == 0
+    assert "All checks passed" in out.stdout
+
+
+def test_exit_zero(tree):
+    assert run_cli("check", "--exit-zero", ".", cwd=tree).returncode == 0
+
+
+def test_json_output_has_ruffs_shape(tree):
+    out = run_cli("check", "--format", "json", ".", cwd=tree)
+    assert out.returncode == 1
+    [finding] = json.loads(out.stdout)
+    assert finding == {
+        "code": "VSL001",
+        "message": "isinstance() check against MLAAttentionSpec leaves out "
+        "SlidingWindowMLASpec",
+        "filename": str(tree / "pkg" / "bad.py"),
+        "location": {"row": 2, "column": 40},
+        "end_location": {"row": 2, "column": 56},
+        "fix": finding["fix"],  # fixes are covered by the fix tests
+        "noqa_row": 2,
+        "url": None,
+    }
+
+
+def test_select_and_ignore_on_the_command_line(tree):
+    assert run_cli("check", "--select", "VSL002", ".", cwd=tree).returncode == 0
+    assert run_cli("check", "--ignore", "VSL001", ".", cwd=tree).returncode == 0
+    assert run_cli("check", "--select", "VSL0", ".", cwd=tree).returncode == 1
+    out = run_cli("check", "--select", "E501", ".", cwd=tree)
+    assert out.returncode == 2 and "E501" in out.stderr
+
+
+def test_pyproject_settings(tree):
+    (tree / "pyproject.toml").write_text(
+        '[tool.vllm-spec-lint]\nper-file-ignores = { "pkg/bad.py" = ["VSL001"] }\n'
+    )
+    assert run_cli("check", ".", cwd=tree).returncode == 0
+    (tree / "pyproject.toml").write_text(
+        '[tool.vllm-spec-lint]\nexclude = ["pkg/b*.py"]\n'
+    )
+    out = run_cli("check", ".", cwd=tree)
+    assert out.returncode == 0 and "1 files checked" in out.stdout
+
+
+def test_setup_cfg_settings(tree):
+    (tree / "setup.cfg").write_text("[vllm-spec-lint]\nignore = VSL001\n")
+    assert run_cli("check", ".", cwd=tree).returncode == 0
+    (tree / "setup.cfg").write_text(
+        "[vllm-spec-lint]\nper-file-ignores =\n    bad.py: VSL001\n"
+    )
+    assert run_cli("check", ".", cwd=tree).returncode == 0
+
+
+@pytest.mark.parametrize(
+    "setting, key",
+    [
+        ("line-length = 'long'", "line-length"),
+        ("select = ['E501']", "select"),
+        ("strict = 3", "strict"),
+        ("colour = true", "colour"),
+        (
+            "families = [{ module = 'vllm.x', members = ['OnlyOne'] }]",
+            "families[0].members",
+        ),
+        ("families = [{ members = ['A', 'B'] }]", "families[0].module"),
+    ],
+)
+def test_bad_config_value_names_the_key_and_exits_2(tree, setting, key):
+    (tree / "pyproject.toml").write_text(f"[tool.vllm-spec-lint]\n{setting}\n")
+    out = run_cli("check", ".", cwd=tree)
+    assert out.returncode == 2
+    assert f"invalid value for '{key}'" in out.stderr
+    assert "pyproject.toml" in out.stderr
+
+
+def test_unparsable_config_file_exits_2(tree):
+    (tree / "pyproject.toml").write_text("[tool.vllm-spec-lint\n")
+    out = run_cli("check", ".", cwd=tree)
+    assert out.returncode == 2 and "pyproject.toml" in out.stderr
+
+
+def test_configured_family(tmp_path):
+    (tmp_path / "pyproject.toml").write_text(
+        "[tool.vllm-spec-lint]\n"
+        "extend-families = [{ name = 'mamba', module = 'vllm.v1.kv_cache_interface',"
+        " members = ['MambaSpec', 'ShortConvSpec'] }]\n"
+    )
+    (tmp_path / "m.py").write_text(
+        "from vllm.v1.kv_cache_interface import MambaSpec, MLAAttentionSpec\n"
+        "a = isinstance(s, MambaSpec)\n"
+        "b = isinstance(s, MLAAttentionSpec)\n"
+    )
+    out = run_cli("check", ".", cwd=tmp_path)
+    assert out.returncode == 1
+    assert (
+        "m.py:2:19: VSL001 isinstance() check against MambaSpec leaves out ShortConvSpec"
+        in out.stdout
+    )
+    assert "m.py:3:19: VSL001" in out.stdout
+    families = run_cli("families", ".", cwd=tmp_path)
+    assert (
+        "family mamba" in families.stdout
+        and "companion: ShortConvSpec" in families.stdout
+    )
+
+
+def test_gitignore_is_honoured(tree):
+    subprocess.run(["git", "init", "-q"], cwd=tree, check=True)
+    (tree / ".gitignore").write_text("pkg/bad.py\n")
+    out = run_cli("check", ".", cwd=tree)
+    assert out.returncode == 0 and "1 files checked" in out.stdout
+    assert run_cli("check", "--no-respect-gitignore", ".", cwd=tree).returncode == 1
+    # A file named on the command line is checked anyway, as in ruff.
+    assert run_cli("check", "pkg/bad.py", cwd=tree).returncode == 1
+
+
+def test_default_excludes(tree):
+    (tree / ".venv").mkdir()
+    (tree / ".venv" / "bad.py").write_text(BAD)
+    out = run_cli("check", ".", cwd=tree)
+    assert "2 files checked" in out.stdout
+
+
+def test_hierarchy_is_read_from_the_tree(tmp_path):
+    kci = tmp_path / "vllm" / "v1" / "kv_cache_interface.py"
+    kci.parent.mkdir(parents=True)
+    # In this tree the companion derives from a new intermediate class.
+    kci.write_text(
+        "class KVCacheSpec: ...\n"
+        "class AttentionSpec(KVCacheSpec): ...\n"
+        "class FullAttentionSpec(AttentionSpec): ...\n"
+        "class MLAAttentionSpec(FullAttentionSpec): ...\n"
+        "class CompressedSpec(AttentionSpec): ...\n"
+        "class SlidingWindowMLASpec(CompressedSpec): ...\n"
+    )
+    user = tmp_path / "user.py"
+    user.write_text(
+        "from vllm.v1.kv_cache_interface import CompressedSpec, MLAAttentionSpec\n"
+        "ok = isinstance(s, (MLAAttentionSpec, CompressedSpec))\n"
+    )
+    assert run_cli("check", ".", cwd=tmp_path).returncode == 0
+    families = run_cli("families", ".", cwd=tmp_path)
+    assert "SlidingWindowMLASpec <- CompressedSpec" in families.stdout
+    assert str(kci) in families.stdout
+    # Without the tree's module, the defaults apply and CompressedSpec covers nothing.
+    kci.unlink()
+    assert run_cli("check", ".", cwd=tmp_path).returncode == 1
+    assert "built-in defaults" in run_cli("families", ".", cwd=tmp_path).stdout
+
+
+# -- VSL900: files that cannot be read, decoded or parsed --------------------
+
+
+def test_syntax_error_is_vsl900_and_the_run_goes_on(tree):
+    (tree / "pkg" / "broken.py").write_text("import MLAAttentionSpec\ndef f(:\n")
+    out = run_cli("check", ".", cwd=tree)
+    assert out.returncode == 1
+    assert "pkg/bad.py:2:40: VSL001" in out.stdout
+    [error] = [line for line in out.stdout.splitlines() if "VSL900" in line]
+    assert error.startswith("pkg/broken.py:2:") and "cannot parse" in error
+
+
+def test_undecodable_file_is_vsl900(tree):
+    (tree / "pkg" / "latin.py").write_bytes(b"x = '\xff\xfe'  # MLAAttentionSpec\n")
+    (tree / "pkg" / "cookie.py").write_bytes(
+        b"# -*- coding: klingon -*-\nMLAAttentionSpec\n"
+    )
+    out = run_cli("check", ".", cwd=tree)
+    errors = sorted(line for line in out.stdout.splitlines() if "VSL900" in line)
+    assert len(errors) == 2, out.stdout
+    assert errors[0].startswith("pkg/cookie.py:") and "cannot decode" in errors[0]
+    assert errors[1].startswith("pkg/latin.py:") and "cannot decode" in errors[1]
+    assert "pkg/bad.py:2:40: VSL001" in out.stdout
+
+
+def test_latin1_file_with_cookie_is_checked(tmp_path):
+    (tmp_path / "l1.py").write_bytes(
+        b"# -*- coding: latin-1 -*-\n# caf\xe9\n" + BAD.encode()
+    )
+    out = run_cli("check", ".", cwd=tmp_path)
+    assert "l1.py:4:40: VSL001" in out.stdout
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads any file")
+def test_unreadable_file_is_vsl900(tree):  # pragma: no cover - CI runs as root
+    path = tree / "pkg" / "secret.py"
+    path.write_text(BAD)
+    path.chmod(0)
+    out = run_cli("check", ".", cwd=tree)
+    assert "pkg/secret.py:1:1: VSL900 cannot read" in out.stdout
+
+
+def test_missing_file_is_vsl900(tree):
+    out = run_cli("check", "pkg/bad.py", "pkg/nope.py", cwd=tree)
+    assert out.returncode == 1
+    assert (
+        "pkg/nope.py:1:1: VSL900 cannot read: No such file or directory" in out.stdout
+    )
+    assert "pkg/bad.py:2:40: VSL001" in out.stdout
+
+
+def test_vsl900_can_be_ignored(tree):
+    (tree / "pkg" / "bad.py").write_text("MLAAttentionSpec(\n")
+    assert run_cli("check", "--ignore", "VSL900", ".", cwd=tree).returncode == 0
+
+
+def test_python_dash_m_and_version():
+    out = run_cli("--version")
+    assert out.returncode == 0 and out.stdout.strip()
+
+
+def test_example_tree_in_the_repo():
+    out = run_cli("check", "examples", cwd=REPO)
+    assert out.returncode == 1
+    assert "VSL001" in out.stdout and "VSL004" in out.stdout
+
+
+def test_named_pipe_is_vsl900_and_never_blocks(tree):
+    fifo = tree / "pkg" / "pipe.py"
+    os.mkfifo(fifo)
+    out = run_cli("check", "pkg/pipe.py", "pkg/bad.py", cwd=tree)
+    assert "pkg/pipe.py:1:1: VSL900 cannot read: not a regular file" in out.stdout
+    assert "pkg/bad.py:2:40: VSL001" in out.stdout
+    # Inside a folder walk it is passed over without a word.
+    assert "pipe.py" not in run_cli("check", ".", cwd=tree).stdout

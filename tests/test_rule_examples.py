@@ -1,0 +1,48 @@
+"""Every rule's VALID and INVALID examples, run as tests (as Fixit does)."""
+
+from __future__ import annotations
+
+import pytest
+
+from vllm_spec_lint.analysis import analyze_source
+from vllm_spec_lint.config import Config
+from vllm_spec_lint.rules import ALL_RULES
+from vllm_spec_lint.rules.base import Example
+
+
+def _examples(kind: str) -> list:
+    return list(_iter_examples(kind))
+
+
+def _iter_examples(kind: str):
+    for rule in ALL_RULES:
+        for i, example in enumerate(getattr(rule, kind)):
+            if isinstance(example, str):
+                example = Example(example)
+            yield pytest.param(rule, example, id=f"{rule.CODE}-{kind.lower()}-{i}")
+
+
+def _run(example: Example):
+    return analyze_source(
+        example.code, "example.py", Config(), module_name=example.module
+    ).findings
+
+
+@pytest.mark.parametrize("rule, example", _examples("VALID"))
+def test_valid_example_has_no_finding(rule, example):
+    assert [f for f in _run(example)] == []
+
+
+@pytest.mark.parametrize("rule, example", _examples("INVALID"))
+def test_invalid_example_is_reported_by_its_rule(rule, example):
+    found = _run(example)
+    assert [f.code for f in found] == [rule.CODE]
+    if example.position:
+        assert found[0].location == example.position
+
+
+@pytest.mark.parametrize("rule", ALL_RULES, ids=lambda r: r.CODE)
+def test_every_rule_is_documented_with_examples(rule):
+    assert rule.__doc__ and "Suppress" in rule.__doc__ and "Fix" in rule.__doc__
+    assert rule.VALID and rule.INVALID
+    assert rule.CODE.startswith("VSL") and rule.SUMMARY

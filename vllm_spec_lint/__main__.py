@@ -1,0 +1,5 @@
+import sys
+
+from vllm_spec_lint.cli import main
+
+sys.exit(main())

@@ -1,0 +1,154 @@
+"""The analysis core: source bytes in, findings out.
+
+Every face (CLI, flake8 plugin, codemods, pre-commit) calls
+:func:`analyze_source`. It does no file I/O: reading, discovery, caching and
+parallelism live at the edges (``runner.py``).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from dataclasses import dataclass, field
+from pathlib import PurePath
+
+from vllm_spec_lint import noqa
+from vllm_spec_lint.config import Config
+from vllm_spec_lint.families import ClassHierarchy, short_name
+from vllm_spec_lint.rules import ALL_RULES, PARSE_ERROR_CODE
+from vllm_spec_lint.rules.base import FixPlan
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace the text between two 1-based (row, column) positions."""
+
+    content: str
+    location: tuple[int, int]
+    end_location: tuple[int, int]
+
+
+@dataclass(frozen=True)
+class Fix:
+    applicability: str
+    message: str
+    edits: tuple[Edit, ...]
+
+
+@dataclass(frozen=True)
+class Finding:
+    code: str
+    message: str
+    path: str
+    location: tuple[int, int]  # 1-based row and column
+    end_location: tuple[int, int]
+    fix: Fix | None = None
+    plan: FixPlan | None = field(default=None, compare=False, repr=False)
+
+
+@dataclass
+class FileAnalysis:
+    """What analysing one file gave: findings, plus the parsed module when
+    there was one, so fixes can be applied without parsing again."""
+
+    path: str
+    findings: list[Finding]
+    module: object | None = None  # libcst.Module; typed loosely to import lazily
+    skipped: bool = False  # no family name in the bytes: never parsed
+
+
+def might_have_findings(source: bytes, config: Config) -> bool:
+    """Cheap, sound test on the raw bytes: every finding names an anchor
+    class in the file, so a file without any anchor's name has none."""
+    return any(short_name(f.anchor).encode() in source for f in config.families)
+
+
+def parse_error(path: str, message: str, row: int = 1, column: int = 1) -> Finding:
+    return Finding(PARSE_ERROR_CODE, message, path, (row, column), (row, column))
+
+
+def _ignored_for_path(path: str, config: Config) -> tuple[str, ...]:
+    relative = PurePath(os.path.relpath(os.path.abspath(path), config.root))
+    candidates = (relative.as_posix(), PurePath(path).name)
+    return tuple(
+        code
+        for pattern, codes in config.per_file_ignores
+        for code in codes
+        if any(fnmatch.fnmatch(c, pattern) for c in candidates)
+    )
+
+
+def analyze_source(
+    source: bytes | str,
+    path: str,
+    config: Config,
+    hierarchy: ClassHierarchy | None = None,
+    *,
+    module_name: str | None = None,
+    apply_noqa: bool = True,
+) -> FileAnalysis:
+    """Run every selected rule over one file's source.
+
+    ``module_name`` (``vllm.v1.core.x``) resolves relative imports and
+    recognises a family's own module; ``apply_noqa`` is off for flake8,
+    which applies ``# noqa`` itself.
+    """
+    import libcst as cst
+    from libcst.metadata import MetadataWrapper
+
+    from vllm_spec_lint.semantics import FileContext
+
+    hierarchy = hierarchy or ClassHierarchy.default()
+    ignored = _ignored_for_path(path, config)
+    rules = [r for r in ALL_RULES if config.is_enabled(r.CODE, ignored)]
+    report_errors = config.is_enabled(PARSE_ERROR_CODE, ignored)
+    try:
+        module = cst.parse_module(source)
+    except cst.ParserSyntaxError as e:
+        error = parse_error(
+            path, f"cannot parse: {e.message}", e.raw_line, e.raw_column + 1
+        )
+        return FileAnalysis(path, [error] if report_errors else [])
+    except (UnicodeDecodeError, LookupError, SyntaxError) as e:
+        error = parse_error(path, f"cannot decode: {e}")
+        return FileAnalysis(path, [error] if report_errors else [])
+    except RecursionError:
+        error = parse_error(path, "cannot parse: nested too deeply")
+        return FileAnalysis(path, [error] if report_errors else [])
+    if not rules:
+        return FileAnalysis(path, [], module)
+    try:
+        wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+        context = FileContext(
+            wrapper, config=config, hierarchy=hierarchy, module_name=module_name
+        )
+        visitors = [rule(context) for rule in rules]
+        wrapper.visit_batched(visitors)
+    except RecursionError:
+        error = parse_error(path, "cannot analyse: nested too deeply")
+        return FileAnalysis(path, [error] if report_errors else [], module)
+
+    lines = module.code.splitlines()
+    findings = []
+    for visitor in visitors:
+        for report in visitor.reports:
+            span = context.positions[report.node]
+            row = span.start.line
+            if (
+                apply_noqa
+                and row <= len(lines)
+                and noqa.is_suppressed(lines[row - 1], report.code)
+            ):
+                continue
+            findings.append(
+                Finding(
+                    report.code,
+                    report.message,
+                    path,
+                    (row, span.start.column + 1),
+                    (span.end.line, span.end.column + 1),
+                    plan=report.fix,
+                )
+            )
+    findings.sort(key=lambda f: (f.location, f.code))
+    return FileAnalysis(path, findings, module)

@@ -1,0 +1,227 @@
+"""Settings: ``[tool.vllm-spec-lint]`` in pyproject.toml or ``[vllm-spec-lint]``
+in setup.cfg, found by walking up from the first path checked (the closest
+file that has the section wins, as in ruff). Configuration is data only.
+"""
+
+from __future__ import annotations
+
+import configparser
+import re
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from vllm_spec_lint.families import DEFAULT_FAMILIES, Family
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+SECTION = "vllm-spec-lint"
+CODE_RE = re.compile(r"^VSL\d{0,3}$")
+
+
+class ConfigError(Exception):
+    """A configuration value that cannot be used; names the file and key."""
+
+    def __init__(self, source: str, key: str, reason: str):
+        super().__init__(f"{source}: invalid value for '{key}': {reason}")
+        self.source = source
+        self.key = key
+
+
+@dataclass(frozen=True)
+class Config:
+    select: tuple[str, ...] = ("VSL",)
+    ignore: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    line_length: int = 88
+    families: tuple[Family, ...] = DEFAULT_FAMILIES
+    strict: bool = False
+    respect_gitignore: bool = True
+    # Folder that relative patterns (exclude, per-file-ignores) are matched from.
+    root: Path = field(default_factory=Path.cwd, compare=False)
+    source: str = "defaults"
+
+    def is_enabled(self, code: str, ignored: tuple[str, ...] = ()) -> bool:
+        """ruff/flake8 selection: the longest matching prefix decides."""
+        chosen = max(
+            (p for p in self.select if code.startswith(p)), key=len, default=""
+        )
+        dropped = max(
+            (p for p in self.ignore + ignored if code.startswith(p)),
+            key=len,
+            default="",
+        )
+        return bool(chosen) and len(chosen) > len(dropped)
+
+
+def _str_list(source: str, key: str, value, *, codes: bool = False) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = [v for v in re.split(r"[,\s]+", value) if v]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(source, key, "expected a list of strings")
+    if codes:
+        bad = [v for v in value if not CODE_RE.match(v.strip())]
+        if bad:
+            raise ConfigError(source, key, f"unknown rule code(s): {', '.join(bad)}")
+    return tuple(v.strip() for v in value)
+
+
+def _bool(source: str, key: str, value) -> bool:
+    if isinstance(value, str) and value.strip().lower() in ("true", "false", "1", "0"):
+        return value.strip().lower() in ("true", "1")
+    if not isinstance(value, bool):
+        raise ConfigError(source, key, "expected true or false")
+    return value
+
+
+def _families(source: str, value) -> tuple[Family, ...]:
+    key = "families"
+    if not isinstance(value, list):
+        raise ConfigError(source, key, "expected a list of tables")
+    families = []
+    for i, entry in enumerate(value):
+        where = f"{key}[{i}]"
+        if not isinstance(entry, Mapping):
+            raise ConfigError(source, where, "expected a table")
+        unknown = set(entry) - {"name", "module", "members"}
+        if unknown:
+            raise ConfigError(source, where, f"unknown field(s): {sorted(unknown)}")
+        module = entry.get("module")
+        if not isinstance(module, str) or not re.fullmatch(r"[\w.]+", module):
+            raise ConfigError(
+                source, f"{where}.module", "expected a dotted module name"
+            )
+        members = _str_list(source, f"{where}.members", entry.get("members"))
+        if len(members) < 2 or not all(m.isidentifier() for m in members):
+            raise ConfigError(
+                source, f"{where}.members", "expected two or more class names"
+            )
+        families.append(Family(str(entry.get("name", members[0])), module, members))
+    return tuple(families)
+
+
+def _per_file_ignores(source: str, value) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    key = "per-file-ignores"
+    if isinstance(value, str):  # setup.cfg, flake8 style: "pattern: CODE,CODE"
+        pairs = {}
+        for line in value.splitlines():
+            if line.strip():
+                pattern, sep, codes = line.partition(":")
+                if not sep:
+                    raise ConfigError(
+                        source, key, f"expected 'pattern: codes': {line!r}"
+                    )
+                pairs[pattern.strip()] = codes
+        value = pairs
+    if not isinstance(value, Mapping):
+        raise ConfigError(source, key, "expected a table of pattern = [codes]")
+    return tuple(
+        (pattern, _str_list(source, f"{key}.{pattern}", codes, codes=True))
+        for pattern, codes in value.items()
+    )
+
+
+def _families_from_cfg(source: str, value: str) -> tuple[Family, ...]:
+    # setup.cfg: one family per line, "module: Anchor, Companion, ..."
+    entries = []
+    for line in value.splitlines():
+        if line.strip():
+            module, sep, members = line.partition(":")
+            if not sep:
+                raise ConfigError(
+                    source, "families", f"expected 'module: A, B': {line!r}"
+                )
+            entries.append({"module": module.strip(), "members": members})
+    return _families(source, entries)
+
+
+def parse_settings(raw: Mapping, source: str, root: Path) -> Config:
+    """Validate one settings table (keys as written in the file)."""
+    settings = {}
+    for key, value in raw.items():
+        name = key.replace("_", "-")
+        if name in ("select", "ignore", "extend-select", "extend-ignore"):
+            settings[name] = _str_list(source, key, value, codes=True)
+        elif name in ("exclude", "extend-exclude"):
+            settings[name] = _str_list(source, key, value)
+        elif name == "per-file-ignores":
+            settings["per_file_ignores"] = _per_file_ignores(source, value)
+        elif name == "line-length":
+            try:
+                length = int(value)
+            except (TypeError, ValueError):
+                raise ConfigError(source, key, "expected an integer") from None
+            if not 1 <= length <= 320:
+                raise ConfigError(source, key, "expected an integer from 1 to 320")
+            settings["line_length"] = length
+        elif name == "families":
+            if isinstance(value, str):
+                settings["families"] = _families_from_cfg(source, value)
+            else:
+                settings["families"] = _families(source, value)
+        elif name == "extend-families":
+            settings["extend_families"] = _families(source, value)
+        elif name in ("strict", "respect-gitignore"):
+            settings[name.replace("-", "_")] = _bool(source, key, value)
+        else:
+            raise ConfigError(source, key, "unknown setting")
+    config = Config(root=root, source=source)
+    select = settings.pop("select", config.select) + settings.pop("extend-select", ())
+    ignore = settings.pop("ignore", ()) + settings.pop("extend-ignore", ())
+    exclude = settings.pop("exclude", ()) + settings.pop("extend-exclude", ())
+    families = settings.pop("families", config.families) + settings.pop(
+        "extend_families", ()
+    )
+    return replace(
+        config,
+        select=select,
+        ignore=ignore,
+        exclude=exclude,
+        families=families,
+        **settings,
+    )
+
+
+def read_config_file(path: Path) -> Mapping | None:
+    """The tool's section of ``path``, or None when it has none."""
+    source = str(path)
+    try:
+        if path.name == "pyproject.toml":
+            with open(path, "rb") as f:
+                data = tomllib.load(f)
+            return data.get("tool", {}).get(SECTION)
+        parser = configparser.ConfigParser(interpolation=None)
+        parser.read(path, encoding="utf-8")
+        if parser.has_section(SECTION):
+            return dict(parser.items(SECTION))
+        return None
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError(source, "(file)", f"cannot read: {e}") from None
+    except (tomllib.TOMLDecodeError, configparser.Error) as e:
+        raise ConfigError(source, "(file)", f"cannot parse: {e}") from None
+
+
+def find_config(start: Path) -> Path | None:
+    start = start.resolve()
+    folder = start if start.is_dir() else start.parent
+    for candidate in (folder, *folder.parents):
+        for name in ("pyproject.toml", "setup.cfg", "tox.ini"):
+            path = candidate / name
+            if path.is_file() and read_config_file(path) is not None:
+                return path
+    return None
+
+
+def load_config(start: Path, explicit: Path | None = None) -> Config:
+    path = explicit or find_config(start)
+    if path is None:
+        return Config()
+    raw = read_config_file(path)
+    if raw is None:
+        raise ConfigError(str(path), f"[{SECTION}]", "section not found")
+    return parse_settings(raw, str(path), path.resolve().parent)

@@ -1,0 +1,137 @@
+"""The spec classes the rules reason about: families and the class hierarchy.
+
+A *family* is a set of classes that share one cache layout although none of
+them subclasses the others. Its first member is the *anchor*, the class code
+checks against (``MLAAttentionSpec``); every other member is a *companion*
+that any check naming the anchor must also cover (``SlidingWindowMLASpec``).
+
+A check *covers* a companion when it names the companion or one of its base
+classes: ``isinstance(s, (MLAAttentionSpec, SlidingWindowSpec))`` is fine.
+Classes are identified by qualified name (``module.ClassName``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+KV_CACHE_INTERFACE = "vllm.v1.kv_cache_interface"
+
+
+@dataclass(frozen=True)
+class Family:
+    name: str
+    module: str
+    members: tuple[str, ...]
+
+    @property
+    def anchor(self) -> str:
+        return f"{self.module}.{self.members[0]}"
+
+    @property
+    def companions(self) -> tuple[str, ...]:
+        return tuple(f"{self.module}.{m}" for m in self.members[1:])
+
+    @property
+    def module_path(self) -> str:
+        """Where the module's file sits in a source tree, e.g. ``vllm/v1/x.py``."""
+        return self.module.replace(".", "/") + ".py"
+
+
+DEFAULT_FAMILIES = (
+    Family("mla", KV_CACHE_INTERFACE, ("MLAAttentionSpec", "SlidingWindowMLASpec")),
+)
+
+# Direct bases as vLLM declares them; used when the scanned tree does not
+# contain vllm/v1/kv_cache_interface.py to read them from.
+_DEFAULT_BASES = {
+    "AttentionSpec": ("KVCacheSpec",),
+    "FullAttentionSpec": ("AttentionSpec",),
+    "MLAAttentionSpec": ("FullAttentionSpec",),
+    "HiddenStateCacheSpec": ("MLAAttentionSpec",),
+    "SlidingWindowSpec": ("AttentionSpec",),
+    "SlidingWindowMLASpec": ("SlidingWindowSpec",),
+}
+
+
+def _qualify(module: str, bases: Mapping[str, tuple[str, ...]]):
+    return {
+        f"{module}.{cls}": tuple(f"{module}.{b}" for b in parents)
+        for cls, parents in bases.items()
+    }
+
+
+@dataclass(frozen=True)
+class ClassHierarchy:
+    """Direct bases by qualified class name, and where they were read from."""
+
+    bases: Mapping[str, tuple[str, ...]]
+    sources: tuple[str, ...] = ("built-in defaults",)
+    _ancestors: dict[str, frozenset[str]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+
+    @classmethod
+    def default(cls) -> ClassHierarchy:
+        return cls(_qualify(KV_CACHE_INTERFACE, _DEFAULT_BASES))
+
+    def with_module(
+        self, module: str, bases: Mapping[str, tuple[str, ...]], source: str
+    ) -> ClassHierarchy:
+        """This hierarchy with ``module``'s classes replaced by ``bases``."""
+        kept = {c: b for c, b in self.bases.items() if not c.startswith(module + ".")}
+        kept.update(_qualify(module, bases))
+        sources = tuple(s for s in self.sources if s != "built-in defaults")
+        return ClassHierarchy(kept, sources + (source,))
+
+    def classes(self) -> frozenset[str]:
+        return frozenset(self.bases) | {b for bs in self.bases.values() for b in bs}
+
+    def ancestors(self, cls: str) -> frozenset[str]:
+        """``cls`` and every class it inherits from."""
+        if cls not in self._ancestors:
+            seen: set[str] = set()
+            stack = [cls]
+            while stack:
+                current = stack.pop()
+                if current not in seen:
+                    seen.add(current)
+                    stack.extend(self.bases.get(current, ()))
+            self._ancestors[cls] = frozenset(seen)
+        return self._ancestors[cls]
+
+    def uncovered(
+        self, family: Family, named: Iterable[str], *, exact: bool = False
+    ) -> list[str]:
+        """Companions of ``family`` that a check naming ``named`` lets through.
+
+        ``exact`` is for ``type(x) is C`` comparisons, where a base class
+        does not match its subclasses.
+        """
+        named = set(named)
+        return [
+            c
+            for c in family.companions
+            if not (c in named if exact else named & self.ancestors(c))
+        ]
+
+
+def read_class_bases(source: bytes | str) -> dict[str, tuple[str, ...]]:
+    """Top-level classes of a module and those of their bases defined in it."""
+    import libcst as cst
+
+    module = cst.parse_module(source)
+    classes = [s for s in module.body if isinstance(s, cst.ClassDef)]
+    defined = {c.name.value for c in classes}
+    return {
+        c.name.value: tuple(
+            a.value.value
+            for a in c.bases
+            if isinstance(a.value, cst.Name) and a.value.value in defined
+        )
+        for c in classes
+    }
+
+
+def short_name(qualified: str) -> str:
+    return qualified.rpartition(".")[2]

@@ -1,0 +1,21 @@
+"""The rules, one module each. ``ALL_RULES`` is in code order."""
+
+from vllm_spec_lint.rules.base import Rule
+from vllm_spec_lint.rules.vsl001_isinstance import IsinstanceLeavesOutCompanion
+from vllm_spec_lint.rules.vsl002_type_compare import ExactTypeLeavesOutCompanion
+from vllm_spec_lint.rules.vsl003_match_class import MatchClassLeavesOutCompanion
+from vllm_spec_lint.rules.vsl004_constant import ConstantLeavesOutCompanion
+
+ALL_RULES: tuple[type[Rule], ...] = (
+    IsinstanceLeavesOutCompanion,
+    ExactTypeLeavesOutCompanion,
+    MatchClassLeavesOutCompanion,
+    ConstantLeavesOutCompanion,
+)
+
+PARSE_ERROR_CODE = "VSL900"
+PARSE_ERROR_SUMMARY = "a file that cannot be read, decoded or parsed"
+
+
+def rule_for(code: str) -> type[Rule] | None:
+    return next((r for r in ALL_RULES if r.CODE == code), None)

@@ -1,0 +1,87 @@
+"""What every rule is: a libcst visitor that reports what it finds.
+
+A rule only describes: the node to point at, a message, and optionally how
+the code would be repaired (a :class:`FixPlan`). Positions, noqa, selection,
+fix edits and output are the analysis core's business.
+
+Each rule module's class docstring is its documentation (``vllm-spec-lint
+explain CODE``); ``VALID`` and ``INVALID`` are examples the test suite runs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import libcst as cst
+
+from vllm_spec_lint.families import Family, short_name
+from vllm_spec_lint.semantics import FileContext, TypeTest
+
+
+@dataclass(frozen=True)
+class FixPlan:
+    """Replace ``node`` with ``replacement``; ``imports`` are qualified class
+    names the new code refers to by bare name, which must be bound."""
+
+    node: cst.CSTNode
+    replacement: cst.CSTNode
+    applicability: str  # "safe" or "unsafe", as in ruff
+    message: str
+    imports: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Report:
+    code: str
+    node: cst.CSTNode
+    message: str
+    fix: FixPlan | None = None
+
+
+@dataclass(frozen=True)
+class Example:
+    """A VALID or INVALID example; ``module`` is the module it pretends to be."""
+
+    code: str
+    module: str | None = None
+    # Expected (line, column) of the finding, 1-based; INVALID only.
+    position: tuple[int, int] | None = None
+    # Expected source after ``fix --unsafe-fixes``; INVALID only.
+    expected_fix: str | None = None
+
+
+class Rule(cst.BatchableCSTVisitor):
+    CODE: ClassVar[str]
+    NAME: ClassVar[str]
+    SUMMARY: ClassVar[str]
+    VALID: ClassVar[list[Example | str]] = []
+    INVALID: ClassVar[list[Example | str]] = []
+
+    def __init__(self, context: FileContext):
+        super().__init__()
+        self.context = context
+        self.reports: list[Report] = []
+
+    def report(self, node: cst.CSTNode, message: str, fix: FixPlan | None = None):
+        self.reports.append(Report(self.CODE, node, message, fix))
+
+    # Shared by the class-test rules (VSL001, VSL002).
+    def missing_companions(self, test: TypeTest, family: Family) -> list[str]:
+        """Companions a test lets through once its chain and earlier elif
+        branches are taken into account."""
+        ctx = self.context
+        missing = set(ctx.hierarchy.uncovered(family, test.named, exact=test.exact))
+        if missing:
+            for other in (
+                *ctx.chain_alternatives(test),
+                *ctx.earlier_branch_tests(test),
+            ):
+                missing &= set(
+                    ctx.hierarchy.uncovered(family, other.named, exact=other.exact)
+                )
+        return [c for c in family.companions if c in missing]
+
+
+def describe(names: list[str]) -> str:
+    return ", ".join(short_name(n) for n in names)

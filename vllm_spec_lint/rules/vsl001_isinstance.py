@@ -1,0 +1,102 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from vllm_spec_lint.families import short_name
+from vllm_spec_lint.rules.base import Example, Rule, describe
+
+
+class IsinstanceLeavesOutCompanion(Rule):
+    """
+    Finds ``isinstance()`` / ``issubclass()`` checks against
+    ``MLAAttentionSpec`` that do not also cover ``SlidingWindowMLASpec``.
+
+    Why: ``SlidingWindowMLASpec`` (DeepSeek-V4's compressed layers) stores its
+    KV cache in the MLA layout but is not a subclass of ``MLAAttentionSpec``.
+    A check that means "uses the MLA layout" silently treats those layers as
+    non-MLA. vLLM PR #45831 fixed exactly this in the NIXL connector:
+    ``is_mla_region = isinstance(layer_spec, MLAAttentionSpec)`` broke DSV4
+    prefill/decode disaggregation.
+
+    A check covers ``SlidingWindowMLASpec`` when it names it or one of its
+    base classes (``SlidingWindowSpec``, ``AttentionSpec``, ``KVCacheSpec``),
+    or when the same ``or`` chain (or an earlier ``elif`` branch) tests the
+    same value for it. The class may be named directly, through an alias or
+    a module attribute, in a tuple (nested, starred), or in an ``A | B`` union.
+
+    Fix (safe): add ``SlidingWindowMLASpec`` right after ``MLAAttentionSpec``
+    and import it where ``MLAAttentionSpec`` comes from.
+
+    Suppress with ``# noqa: VSL001`` on the reported line.
+    """
+
+    CODE = "VSL001"
+    NAME = "isinstance-leaves-out-companion"
+    SUMMARY = (
+        "isinstance()/issubclass() names MLAAttentionSpec but not SlidingWindowMLASpec"
+    )
+
+    VALID = [
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowMLASpec\n"
+        "is_mla = isinstance(spec, (MLAAttentionSpec, SlidingWindowMLASpec))\n",
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowSpec\n"
+        "ok = isinstance(spec, (MLAAttentionSpec, SlidingWindowSpec))\n",
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowMLASpec\n"
+        "ok = isinstance(spec, MLAAttentionSpec) or isinstance(spec, SlidingWindowMLASpec)\n",
+        # A class of the same name that is not vLLM's (a test double).
+        "class MLAAttentionSpec:\n    pass\n\nok = isinstance(spec, MLAAttentionSpec)\n",
+        # A shadowed isinstance is not the builtin.
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n\n"
+        "def f(isinstance, spec):\n    return isinstance(spec, MLAAttentionSpec)\n",
+        "# isinstance(spec, MLAAttentionSpec) in a comment\n"
+        "doc = 'isinstance(spec, MLAAttentionSpec)'\n",
+    ]
+    INVALID = [
+        Example(
+            "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
+            "is_mla_region = isinstance(layer_spec, MLAAttentionSpec)\n",
+            position=(2, 40),
+        ),
+        Example(
+            "from vllm.v1.kv_cache_interface import MLAAttentionSpec as M\n"
+            "if not isinstance(spec, (FullAttentionSpec, M)):\n    pass\n",
+            position=(2, 45),
+        ),
+        Example(
+            "import vllm.v1.kv_cache_interface as kci\n"
+            "ok = issubclass(cls, kci.FullAttentionSpec | kci.MLAAttentionSpec)\n",
+            position=(2, 46),
+        ),
+        Example(
+            "from vllm.v1.kv_cache_interface import *\n"
+            "n = sum(1 for s in specs if isinstance(s, MLAAttentionSpec))\n",
+            position=(2, 43),
+        ),
+        Example(
+            "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
+            "has_mla = all(isinstance(s, MLAAttentionSpec) for s in specs.values())\n",
+            position=(2, 29),
+        ),
+    ]
+
+    def visit_Call(self, node: cst.Call) -> None:
+        test = self.context.type_test(node)
+        if test is None:
+            return
+        for family in self.context.families:
+            anchors = [r for r in test.anchor_refs(family) if not r.via_constant]
+            if not anchors:
+                continue
+            missing = self.missing_companions(test, family)
+            if missing:
+                func = (
+                    "issubclass"
+                    if self.context.is_builtin(node.func, "issubclass")
+                    else "isinstance"
+                )
+                for ref in anchors:
+                    self.report(
+                        ref.node,
+                        f"{func}() check against {short_name(family.anchor)} "
+                        f"leaves out {describe(missing)}",
+                    )

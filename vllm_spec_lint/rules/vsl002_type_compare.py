@@ -1,0 +1,79 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from vllm_spec_lint.families import short_name
+from vllm_spec_lint.rules.base import Example, Rule, describe
+
+
+class ExactTypeLeavesOutCompanion(Rule):
+    """
+    Finds exact type comparisons with ``MLAAttentionSpec`` that leave out
+    ``SlidingWindowMLASpec``: ``type(x) is / is not / == / != MLAAttentionSpec``
+    and ``type(x) in (...)`` / ``not in`` with a container that names it.
+
+    Why: an exact comparison matches one class only, so a
+    ``SlidingWindowMLASpec`` (MLA layout, different class) is treated as
+    "not MLA". Base classes do not help here: ``type(x) in
+    (MLAAttentionSpec, SlidingWindowSpec)`` still misses it.
+
+    Fix (unsafe, since it changes which objects match):
+    ``type(x) is MLAAttentionSpec`` becomes
+    ``type(x) in (MLAAttentionSpec, SlidingWindowMLASpec)``; ``is not`` and
+    ``!=`` become ``not in``.
+
+    Suppress with ``# noqa: VSL002`` on the reported line.
+    """
+
+    CODE = "VSL002"
+    NAME = "exact-type-leaves-out-companion"
+    SUMMARY = (
+        "type(x) is/==/in compares with MLAAttentionSpec but not SlidingWindowMLASpec"
+    )
+
+    VALID = [
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowMLASpec\n"
+        "ok = type(spec) in (MLAAttentionSpec, SlidingWindowMLASpec)\n",
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowMLASpec\n"
+        "ok = type(spec) is MLAAttentionSpec or type(spec) is SlidingWindowMLASpec\n",
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
+        "ok = type(spec) is int\n",
+    ]
+    INVALID = [
+        Example(
+            "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
+            "if type(spec) is MLAAttentionSpec:\n    pass\n",
+            position=(2, 18),
+        ),
+        Example(
+            "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
+            "other = type(spec) != MLAAttentionSpec\n",
+            position=(2, 23),
+        ),
+        Example(
+            "from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowSpec\n"
+            "ok = type(spec) in (MLAAttentionSpec, SlidingWindowSpec)\n",
+            position=(2, 21),
+        ),
+        Example(
+            "from vllm.v1 import kv_cache_interface\n"
+            "ok = spec.__class__ not in {kv_cache_interface.MLAAttentionSpec}\n",
+            position=(2, 29),
+        ),
+    ]
+
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        test = self.context.type_test(node)
+        if test is None or not test.exact:
+            return
+        for family in self.context.families:
+            anchors = test.anchor_refs(family)
+            if not anchors:
+                continue
+            missing = self.missing_companions(test, family)
+            for ref in anchors if missing else ():
+                self.report(
+                    ref.node,
+                    f"exact type comparison with {short_name(family.anchor)} "
+                    f"leaves out {describe(missing)}",
+                )

@@ -1,0 +1,98 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import libcst as cst
+
+from vllm_spec_lint.families import short_name
+from vllm_spec_lint.rules.base import Example, Rule, describe
+
+
+def class_patterns(pattern: cst.MatchPattern) -> Iterator[cst.MatchClass]:
+    """The class patterns a case tries at its top level (``A() | B() as x``)."""
+    if isinstance(pattern, cst.MatchAs) and pattern.pattern is not None:
+        yield from class_patterns(pattern.pattern)
+    elif isinstance(pattern, cst.MatchOr):
+        for element in pattern.patterns:
+            yield from class_patterns(element.pattern)
+    elif isinstance(pattern, cst.MatchClass):
+        yield pattern
+
+
+def catches_every_instance(case: cst.MatchCase, cls: cst.MatchClass) -> bool:
+    return case.guard is None and not cls.patterns and not cls.kwds
+
+
+class MatchClassLeavesOutCompanion(Rule):
+    """
+    Finds ``match`` cases with a class pattern ``case MLAAttentionSpec(...)``
+    and no ``SlidingWindowMLASpec(...)`` alternative in the same case.
+
+    Why: a class pattern is an ``isinstance()`` test, so the case skips
+    ``SlidingWindowMLASpec`` layers although they use the MLA layout (see
+    VSL001). A case is fine when an alternative names the companion or one of
+    its base classes, or when an earlier case of the same ``match`` already
+    catches every companion instance (no sub-patterns, no guard).
+
+    Fix (safe, only when the pattern has no sub-patterns):
+    ``case MLAAttentionSpec():`` becomes
+    ``case MLAAttentionSpec() | SlidingWindowMLASpec():``. With sub-patterns
+    the finding is reported without a fix: the companion may not have the
+    same attributes.
+
+    Suppress with ``# noqa: VSL003`` on the reported line.
+    """
+
+    CODE = "VSL003"
+    NAME = "match-class-leaves-out-companion"
+    SUMMARY = "case MLAAttentionSpec() has no SlidingWindowMLASpec() alternative"
+
+    VALID = [
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowMLASpec\n"
+        "match spec:\n"
+        "    case MLAAttentionSpec() | SlidingWindowMLASpec():\n"
+        "        pass\n",
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowMLASpec\n"
+        "match spec:\n"
+        "    case SlidingWindowMLASpec():\n"
+        "        pass\n"
+        "    case MLAAttentionSpec():\n"
+        "        pass\n",
+    ]
+    INVALID = [
+        Example(
+            "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
+            "match spec:\n"
+            "    case MLAAttentionSpec():\n"
+            "        pass\n",
+            position=(3, 10),
+        ),
+        Example(
+            "from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowMLASpec\n"
+            "match spec:\n"
+            "    case SlidingWindowMLASpec(block_size=16):\n"
+            "        pass\n"
+            "    case MLAAttentionSpec(block_size=b) as mla:\n"
+            "        pass\n",
+            position=(5, 10),
+        ),
+    ]
+
+    def visit_Match(self, node: cst.Match) -> None:
+        ctx = self.context
+        earlier: set[str] = set()  # classes whose every instance an earlier case took
+        for case in node.cases:
+            patterns = [(p, ctx.class_of(p.cls)) for p in class_patterns(case.pattern)]
+            named = {cls for _, cls in patterns if cls} | earlier
+            for family in ctx.families:
+                missing = ctx.hierarchy.uncovered(family, named)
+                for pattern, cls in patterns if missing else ():
+                    if cls == family.anchor:
+                        self.report(
+                            pattern.cls,
+                            f"case {short_name(family.anchor)}() has no "
+                            f"{describe(missing)}() alternative",
+                        )
+            earlier |= {
+                cls for p, cls in patterns if cls and catches_every_instance(case, p)
+            }
