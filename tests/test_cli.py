@@ -37,7 +37,10 @@ def test_text_output_and_exit_code(tree):
         "pkg/bad.py:2:40: VSL001 isinstance() check against MLAAttentionSpec "
         "leaves out SlidingWindowMLASpec"
     )
-    assert lines[-1] == "Found 1 error in 2 files checked."
+    assert lines[1:] == [
+        "Found 1 error in 2 files checked.",
+        "[*] 1 fixable with `vllm-spec-lint fix`.",
+    ]
 
 
 def test_clean_tree_exits_zero(tree):

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import fnmatch
 import os
-from dataclasses import dataclass, field
+import re
+from dataclasses import dataclass
 from pathlib import PurePath
 
 from vllm_spec_lint import noqa
 from vllm_spec_lint.config import Config
 from vllm_spec_lint.families import ClassHierarchy, short_name
 from vllm_spec_lint.rules import ALL_RULES, PARSE_ERROR_CODE
-from vllm_spec_lint.rules.base import FixPlan
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,6 @@ class Finding:
     location: tuple[int, int]  # 1-based row and column
     end_location: tuple[int, int]
     fix: Fix | None = None
-    plan: FixPlan | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass
@@ -55,6 +54,15 @@ class FileAnalysis:
     findings: list[Finding]
     module: object | None = None  # libcst.Module; typed loosely to import lazily
     skipped: bool = False  # no family name in the bytes: never parsed
+
+
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines as Python counts them (``str.splitlines`` also splits on form
+    feeds and other separators, which would shift row numbers)."""
+    return _NEWLINE.split(text)
 
 
 def might_have_findings(source: bytes, config: Config) -> bool:
@@ -128,7 +136,9 @@ def analyze_source(
         error = parse_error(path, "cannot analyse: nested too deeply")
         return FileAnalysis(path, [error] if report_errors else [], module)
 
-    lines = module.code.splitlines()
+    from vllm_spec_lint.fixes import fix_from_plan
+
+    lines = split_lines(module.code)
     findings = []
     for visitor in visitors:
         for report in visitor.reports:
@@ -147,7 +157,7 @@ def analyze_source(
                     path,
                     (row, span.start.column + 1),
                     (span.end.line, span.end.column + 1),
-                    plan=report.fix,
+                    fix=fix_from_plan(context, report.fix) if report.fix else None,
                 )
             )
     findings.sort(key=lambda f: (f.location, f.code))

@@ -26,7 +26,7 @@ def _codes(value: str) -> tuple[str, ...]:
 
 
 def _add_selection_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("paths", nargs="*", type=Path, default=[Path(".")])
+    parser.add_argument("paths", nargs="*", type=Path, default=[])
     parser.add_argument("--config", type=Path, help="settings file to use")
     parser.add_argument("--select", type=_codes, help="codes to report (e.g. VSL001)")
     parser.add_argument("--extend-select", type=_codes, default=())
@@ -36,6 +36,15 @@ def _add_selection_options(parser: argparse.ArgumentParser) -> None:
         "--no-respect-gitignore",
         action="store_true",
         help="also check files that .gitignore excludes",
+    )
+
+
+def _add_fix_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--diff", action="store_true", help="print the fixes as a diff; write nothing"
+    )
+    parser.add_argument(
+        "--unsafe-fixes", action="store_true", help="also apply unsafe fixes"
     )
 
 
@@ -49,6 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     check = commands.add_parser("check", help="report findings")
     _add_selection_options(check)
+    _add_fix_options(check)
     check.add_argument("--format", choices=("text", "json"), default="text")
     check.add_argument(
         "--exit-zero", action="store_true", help="exit 0 even with findings"
@@ -57,9 +67,25 @@ def build_parser() -> argparse.ArgumentParser:
         "--statistics", action="store_true", help="count findings per code"
     )
     check.add_argument("--output-file", type=Path, help="write the report here")
+    check.add_argument(
+        "--fix", action="store_true", help="apply fixes (same as the fix command)"
+    )
+
+    fix = commands.add_parser("fix", help="apply fixes in place")
+    _add_selection_options(fix)
+    _add_fix_options(fix)
+    fix.add_argument("--exit-zero", action="store_true")
+
+    codemod = commands.add_parser("codemod", help="run a codemod over a tree")
+    codemod.add_argument("name", choices=("add-sliding-window-mla", "nixl-mla-region"))
+    codemod.add_argument("paths", nargs="*", type=Path, default=[])
+    codemod.add_argument("--config", type=Path)
+    codemod.add_argument(
+        "--diff", action="store_true", help="print a diff; write nothing"
+    )
 
     families = commands.add_parser("families", help="print the families and hierarchy")
-    families.add_argument("paths", nargs="*", type=Path, default=[Path(".")])
+    families.add_argument("paths", nargs="*", type=Path, default=[])
     families.add_argument("--config", type=Path)
     return parser
 
@@ -87,22 +113,158 @@ def _write(text: str, output_file: Path | None) -> None:
         output_file.write_text(text, encoding="utf-8")
 
 
-def command_check(args: argparse.Namespace, config: Config) -> int:
-    from vllm_spec_lint import report
-    from vllm_spec_lint.runner import run_check
+def _diff(path: str, original: bytes, fixed: bytes) -> str:
+    import difflib
 
-    run = run_check(args.paths, config)
-    for warning in run.warnings:
+    from vllm_spec_lint.files import decode_source
+
+    before, _ = decode_source(original)
+    after, _ = decode_source(fixed)
+    return "".join(
+        difflib.unified_diff(
+            before.splitlines(keepends=True),
+            after.splitlines(keepends=True),
+            fromfile=path,
+            tofile=path,
+        )
+    )
+
+
+def _report_failures(run) -> int:
+    failures = [r for r in run.results if r.failure]
+    for result in failures:
+        print(f"error: {result.path}: {result.failure}", file=sys.stderr)
+    return len(failures)
+
+
+def command_check(args: argparse.Namespace, config: Config) -> int:
+    if args.fix or args.diff:
+        return command_fix(args, config)
+    from vllm_spec_lint import report
+    from vllm_spec_lint.runner import run
+
+    checked = run(args.paths, config)
+    for warning in checked.warnings:
         print(f"warning: {warning}", file=sys.stderr)
-    findings = run.findings
-    if args.format == "json":
-        text = report.format_json(findings)
-    else:
-        text = report.format_text(findings, files_checked=len(run.analyses))
+    findings = checked.findings
     if args.statistics:
         text = report.format_statistics(findings)
+    elif args.format == "json":
+        text = report.format_json(findings)
+    else:
+        text = report.format_text(findings, files_checked=len(checked.results))
     _write(text, args.output_file)
     return EXIT_FINDINGS if findings and not args.exit_zero else EXIT_CLEAN
+
+
+def command_fix(args: argparse.Namespace, config: Config) -> int:
+    from vllm_spec_lint import report
+    from vllm_spec_lint.runner import run
+
+    fixed = run(
+        args.paths, config, fix=True, unsafe=args.unsafe_fixes, write=not args.diff
+    )
+    for warning in fixed.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    changed = [r for r in fixed.results if r.fixed_source is not None]
+    count = sum(r.fixed for r in changed)
+    failures = _report_failures(fixed)
+    if args.diff:
+        sys.stdout.write(
+            "".join(_diff(r.path, r.original, r.fixed_source) for r in changed)
+        )
+        problems = changed or failures
+    else:
+        remaining = fixed.findings
+        sys.stdout.write(
+            report.format_text(remaining, files_checked=len(fixed.results))
+        )
+        problems = remaining or failures
+    verb = "Would fix" if args.diff else "Fixed"
+    print(
+        f"{verb} {_plural(count, 'error')} in {_plural(len(changed), 'file')}.",
+        file=sys.stderr,
+    )
+    return EXIT_FINDINGS if problems and not args.exit_zero else EXIT_CLEAN
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+def _progress(done: int, total: int) -> None:
+    width = 30
+    filled = width * done // max(total, 1)
+    sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} files")
+    if done == total:
+        sys.stderr.write("\n")
+    sys.stderr.flush()
+
+
+def command_codemod(args: argparse.Namespace, config: Config) -> int:
+    if args.name == "nixl-mla-region":
+        return _codemod_nixl(args)
+    from vllm_spec_lint.runner import run
+
+    result = run(
+        args.paths,
+        config,
+        fix=True,
+        write=not args.diff,
+        progress=_progress if sys.stderr.isatty() else None,
+    )
+    changed = [r for r in result.results if r.fixed_source is not None]
+    if args.diff:
+        sys.stdout.write(
+            "".join(_diff(r.path, r.original, r.fixed_source) for r in changed)
+        )
+    failures = _report_failures(result)
+    verb = "would change" if args.diff else "changed"
+    print(
+        f"{len(result.results)} files checked, {len(changed)} {verb}, "
+        f"{sum(r.fixed for r in changed)} findings fixed, {failures} failures",
+        file=sys.stderr,
+    )
+    return EXIT_ERROR if failures else EXIT_CLEAN
+
+
+def _codemod_nixl(args: argparse.Namespace) -> int:
+    from vllm_spec_lint.codemods import NIXL_WORKER, nixl_mla_region
+    from vllm_spec_lint.files import (
+        WriteRefused,
+        decode_source,
+        read_source,
+        write_atomically,
+    )
+
+    status = EXIT_CLEAN
+    for root in args.paths:
+        path = root / NIXL_WORKER if root.is_dir() else root
+        try:
+            source = read_source(path)
+            text, encoding = decode_source(source)
+        except (OSError, SyntaxError, UnicodeDecodeError) as e:
+            print(f"error: {path}: cannot read the NIXL worker: {e}", file=sys.stderr)
+            status = EXIT_ERROR
+            continue
+        outcome = nixl_mla_region(text, str(path))
+        if outcome.status == "not found":
+            print(f"error: {path}: {outcome.detail}", file=sys.stderr)
+            status = EXIT_ERROR
+        elif outcome.status == "already applied":
+            print(f"{path}: already applied", file=sys.stderr)
+        elif args.diff:
+            fixed = outcome.text.encode(encoding)
+            sys.stdout.write(_diff(str(path), source, fixed))
+        else:
+            try:
+                write_atomically(path, source, outcome.text.encode(encoding))
+            except (WriteRefused, OSError) as e:
+                print(f"error: {path}: not written: {e}", file=sys.stderr)
+                status = EXIT_ERROR
+                continue
+            print(f"{path}: applied", file=sys.stderr)
+    return status
 
 
 def command_families(args: argparse.Namespace, config: Config) -> int:
@@ -127,11 +289,25 @@ def command_families(args: argparse.Namespace, config: Config) -> int:
     return EXIT_CLEAN
 
 
-COMMANDS = {"check": command_check, "families": command_families}
+COMMANDS = {
+    "check": command_check,
+    "fix": command_fix,
+    "codemod": command_codemod,
+    "families": command_families,
+}
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    # argparse cannot take positionals after an option that follows another
+    # positional (`codemod NAME --diff PATH`): such leftovers are more paths.
+    if extra and (any(e.startswith("-") for e in extra) or not hasattr(args, "paths")):
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    if extra:
+        args.paths = [p for p in args.paths if p != Path(".")] + [
+            Path(e) for e in extra
+        ]
     try:
         config = _config_for(args)
         return COMMANDS[args.command](args, config)

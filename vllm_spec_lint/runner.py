@@ -3,11 +3,12 @@ hierarchy in the scanned tree, and running the core over many files."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from vllm_spec_lint.analysis import (
-    FileAnalysis,
+    Finding,
     analyze_source,
     might_have_findings,
     parse_error,
@@ -15,32 +16,39 @@ from vllm_spec_lint.analysis import (
 from vllm_spec_lint.config import Config
 from vllm_spec_lint.discovery import iter_python_files, module_name_for
 from vllm_spec_lint.families import ClassHierarchy, read_class_bases
+from vllm_spec_lint.files import (
+    WriteRefused,
+    decode_source,
+    read_source,
+    write_atomically,
+)
+from vllm_spec_lint.fixes import fix_source
+from vllm_spec_lint.formatting import formatter_for
+
+
+@dataclass
+class FileResult:
+    """One file's outcome: its findings (what is left, after fixing), and
+    when fixing changed it, the bytes before and after."""
+
+    path: str
+    findings: list[Finding]
+    skipped: bool = False
+    original: bytes | None = None
+    fixed_source: bytes | None = None
+    fixed: int = 0
+    failure: str | None = None
 
 
 @dataclass
 class CheckRun:
-    analyses: list[FileAnalysis]
+    results: list[FileResult]
     hierarchy: ClassHierarchy
     warnings: list[str] = field(default_factory=list)
 
     @property
-    def findings(self):
-        return [f for a in self.analyses for f in a.findings]
-
-
-def read_source(path: Path) -> bytes:
-    """The file's bytes; never blocks on a pipe or device."""
-    import os
-    import stat
-
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(f"not a regular file: {path}")
-        with os.fdopen(fd, "rb", closefd=False) as f:
-            return f.read()
-    finally:
-        os.close(fd)
+    def findings(self) -> list[Finding]:
+        return [f for r in self.results for f in r.findings]
 
 
 def _module_file_candidates(roots: list[Path], module_path: str):
@@ -71,23 +79,76 @@ def load_hierarchy(
     return hierarchy
 
 
-def analyze_path(path: Path, config: Config, hierarchy: ClassHierarchy) -> FileAnalysis:
+def process_file(
+    path: Path,
+    config: Config,
+    hierarchy: ClassHierarchy,
+    *,
+    fix: bool = False,
+    unsafe: bool = False,
+    write: bool = False,
+) -> FileResult:
     name = str(path)
     try:
         source = read_source(path)
     except OSError as e:
         reason = e.strerror or str(e)
-        return FileAnalysis(name, [parse_error(name, f"cannot read: {reason}")])
+        return FileResult(name, [parse_error(name, f"cannot read: {reason}")])
     if not might_have_findings(source, config):
-        return FileAnalysis(name, [], skipped=True)
-    return analyze_source(
-        source, name, config, hierarchy, module_name=module_name_for(path)
+        return FileResult(name, [], skipped=True)
+    try:
+        text, encoding = decode_source(source)
+    except (SyntaxError, UnicodeDecodeError) as e:
+        return FileResult(name, [parse_error(name, f"cannot decode: {e}")])
+    module_name = module_name_for(path)
+    if not fix:
+        analysis = analyze_source(
+            text, name, config, hierarchy, module_name=module_name
+        )
+        return FileResult(name, analysis.findings)
+    outcome = fix_source(
+        text,
+        name,
+        config,
+        hierarchy,
+        module_name=module_name,
+        unsafe=unsafe,
+        formatter=formatter_for(name, config.line_length),
     )
+    result = FileResult(name, outcome.remaining, failure=outcome.failure)
+    if outcome.failure is None and outcome.text != text:
+        result.original = source
+        result.fixed_source = outcome.text.encode(encoding)
+        result.fixed = outcome.fixed
+        if write:
+            try:
+                write_atomically(path, source, result.fixed_source)
+            except (WriteRefused, OSError) as e:
+                result.failure = f"not written: {e}"
+                result.findings = analyze_source(
+                    text, name, config, hierarchy, module_name=module_name
+                ).findings
+                result.fixed = 0
+    return result
 
 
-def run_check(paths: list[Path], config: Config) -> CheckRun:
+def run(
+    paths: list[Path],
+    config: Config,
+    *,
+    fix: bool = False,
+    unsafe: bool = False,
+    write: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+) -> CheckRun:
     files = list(iter_python_files(paths, config))
     warnings: list[str] = []
     hierarchy = load_hierarchy(paths, files, config, warnings)
-    analyses = [analyze_path(f, config, hierarchy) for f in files]
-    return CheckRun(analyses, hierarchy, warnings)
+    results = []
+    for done, path in enumerate(files, 1):
+        results.append(
+            process_file(path, config, hierarchy, fix=fix, unsafe=unsafe, write=write)
+        )
+        if progress is not None:
+            progress(done, len(files))
+    return CheckRun(results, hierarchy, warnings)

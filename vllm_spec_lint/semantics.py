@@ -13,10 +13,13 @@ from functools import cached_property
 
 import libcst as cst
 from libcst.metadata import (
+    ImportAssignment,
     MetadataWrapper,
     ParentNodeProvider,
     PositionProvider,
     QualifiedNameProvider,
+    Scope,
+    ScopeProvider,
 )
 
 from vllm_spec_lint.config import Config
@@ -114,6 +117,7 @@ class FileContext:
         self.module_name = module_name
         self._qualified_names = wrapper.resolve(QualifiedNameProvider)
         self._parents = wrapper.resolve(ParentNodeProvider)
+        self._scopes = wrapper.resolve(ScopeProvider)
         self.positions = wrapper.resolve(PositionProvider)
 
     @property
@@ -181,7 +185,10 @@ class FileContext:
         """The known spec class ``node`` names, or None."""
         if not isinstance(node, (cst.Name, cst.Attribute)):
             return None
-        names = self.qualified_names(node)
+        bare = node.value if isinstance(node, cst.Name) else None
+        return self._class_for(self.qualified_names(node), bare)
+
+    def _class_for(self, names: set[str], bare: str | None) -> str | None:
         for name in names:
             known = self._known(name)
             if known:
@@ -191,12 +198,65 @@ class FileContext:
                 known = self._known(f"{self.module_name}.{name}")
                 if known:
                     return known
-        if not names and isinstance(node, cst.Name):
+        if not names and bare is not None:
             # Unbound in every scope: maybe from ``from <family module> import *``.
             for module in self._star_modules:
-                known = self._known(f"{module}.{node.value}")
+                known = self._known(f"{module}.{bare}")
                 if known:
                     return known
+        return None
+
+    # -- bindings, for fixes -------------------------------------------------
+
+    def scope_of(self, node: cst.CSTNode) -> Scope | None:
+        return self._scopes.get(node)
+
+    def _names_in_scope(self, scope: Scope, name: str) -> set[str]:
+        return {self._absolute(q.name) for q in scope.get_qualified_names_for(name)}
+
+    def bound_name(self, at: cst.CSTNode, cls: str) -> str | None:
+        """A name that already refers to ``cls`` where ``at`` is, if any."""
+        scope = self.scope_of(at)
+        if scope is None:
+            return None
+        candidates = [cls.rpartition(".")[2]]
+        for assignment in self._visible_assignments(scope):
+            if isinstance(assignment, ImportAssignment):
+                candidates.append(assignment.name)
+        for name in dict.fromkeys(candidates):
+            if self._class_for(self._names_in_scope(scope, name), name) == cls:
+                return name
+        return None
+
+    @staticmethod
+    def _visible_assignments(scope: Scope):
+        while scope is not None:
+            yield from scope.assignments
+            if scope.parent is scope:
+                return
+            scope = scope.parent
+
+    def name_is_taken(self, at: cst.CSTNode, name: str) -> bool:
+        scope = self.scope_of(at)
+        return scope is not None and name in scope
+
+    def import_of(
+        self, name: cst.Name
+    ) -> tuple[cst.ImportFrom, cst.ImportAlias] | None:
+        """The ``from ... import`` statement and alias that bind ``name``."""
+        scope = self.scope_of(name)
+        if scope is None:
+            return None
+        for assignment in scope[name.value]:
+            statement = getattr(assignment, "node", None)
+            if (
+                isinstance(assignment, ImportAssignment)
+                and isinstance(statement, cst.ImportFrom)
+                and not isinstance(statement.names, cst.ImportStar)
+            ):
+                for alias in statement.names:
+                    if (alias.evaluated_alias or alias.evaluated_name) == name.value:
+                        return statement, alias
         return None
 
     # -- constants ---------------------------------------------------------

@@ -16,19 +16,8 @@ from typing import ClassVar
 import libcst as cst
 
 from vllm_spec_lint.families import Family, short_name
+from vllm_spec_lint.rewrite import FixPlan
 from vllm_spec_lint.semantics import FileContext, TypeTest
-
-
-@dataclass(frozen=True)
-class FixPlan:
-    """Replace ``node`` with ``replacement``; ``imports`` are qualified class
-    names the new code refers to by bare name, which must be bound."""
-
-    node: cst.CSTNode
-    replacement: cst.CSTNode
-    applicability: str  # "safe" or "unsafe", as in ruff
-    message: str
-    imports: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

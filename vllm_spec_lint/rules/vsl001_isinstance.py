@@ -3,6 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from vllm_spec_lint.families import short_name
+from vllm_spec_lint.rewrite import add_companions
 from vllm_spec_lint.rules.base import Example, Rule, describe
 
 
@@ -99,4 +100,5 @@ class IsinstanceLeavesOutCompanion(Rule):
                         ref.node,
                         f"{func}() check against {short_name(family.anchor)} "
                         f"leaves out {describe(missing)}",
+                        add_companions(self.context, ref.node, missing),
                     )

@@ -3,6 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from vllm_spec_lint.families import short_name
+from vllm_spec_lint.rewrite import add_companions, exact_comparison_to_membership
 from vllm_spec_lint.rules.base import Example, Rule, describe
 
 
@@ -76,4 +77,18 @@ class ExactTypeLeavesOutCompanion(Rule):
                     ref.node,
                     f"exact type comparison with {short_name(family.anchor)} "
                     f"leaves out {describe(missing)}",
+                    self._fix(node, test.classinfo, ref.node, missing, test.positive),
                 )
+
+    def _fix(self, node, classinfo, anchor, missing, positive):
+        if classinfo is anchor:  # type(x) is A  ->  type(x) in (A, C)
+            comparison = node.comparisons[0]
+            type_side = (
+                node.left
+                if classinfo is comparison.comparator
+                else comparison.comparator
+            )
+            return exact_comparison_to_membership(
+                self.context, node, type_side, anchor, missing, positive
+            )
+        return add_companions(self.context, anchor, missing, applicability="unsafe")

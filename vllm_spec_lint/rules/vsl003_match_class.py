@@ -5,6 +5,7 @@ from collections.abc import Iterator
 import libcst as cst
 
 from vllm_spec_lint.families import short_name
+from vllm_spec_lint.rewrite import add_companion_patterns
 from vllm_spec_lint.rules.base import Example, Rule, describe
 
 
@@ -92,6 +93,7 @@ class MatchClassLeavesOutCompanion(Rule):
                             pattern.cls,
                             f"case {short_name(family.anchor)}() has no "
                             f"{describe(missing)}() alternative",
+                            add_companion_patterns(ctx, pattern, missing),
                         )
             earlier |= {
                 cls for p, cls in patterns if cls and catches_every_instance(case, p)

@@ -3,6 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from vllm_spec_lint.families import short_name
+from vllm_spec_lint.rewrite import add_companions
 from vllm_spec_lint.rules.base import Example, Rule, describe
 
 
@@ -86,10 +87,12 @@ class ConstantLeavesOutCompanion(Rule):
             if family.anchor in named:
                 missing = ctx.hierarchy.uncovered(family, named)
                 if missing:
+                    anchor = next(r.node for r in refs if r.qualname == family.anchor)
                     self.report(
                         target,
                         f"constant {target.value} lists {short_name(family.anchor)} "
                         f"but leaves out {describe(missing)}",
+                        add_companions(ctx, anchor, missing),
                     )
 
     def _is_class_collection(self, value: cst.BaseExpression) -> bool:

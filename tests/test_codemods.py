@@ -1,0 +1,159 @@
+"""Codemods through our CLI and through libcst's own runner, and the NIXL fix
+of vLLM PR #45831 replayed on a real release."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import REPO, fetch_vllm, run_cli
+from vllm_spec_lint.codemods import NIXL_WORKER
+
+LIBCST_CONFIG = "modules:\n- 'vllm_spec_lint'\nrepo_root: '.'\nformatter: []\n"
+
+
+@pytest.fixture
+def example_tree(tmp_path):
+    tree = tmp_path / "tree"
+    shutil.copytree(REPO / "examples", tree)
+    return tree
+
+
+def run_libcst(codemod: str, tree, *paths: str):
+    (tree / ".libcst.codemod.yaml").write_text(LIBCST_CONFIG)
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "libcst.tool",
+            "codemod",
+            "--no-format",
+            codemod,
+            *paths,
+        ],
+        cwd=tree,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+def test_add_sliding_window_mla_codemod_summary(example_tree):
+    out = run_cli("codemod", "add-sliding-window-mla", ".", cwd=example_tree)
+    assert out.returncode == 0, out.stderr
+    assert "11 files checked, 2 changed, 4 findings fixed, 0 failures" in out.stderr
+    # The unsafe VSL002 fix is left for `fix --unsafe-fixes`.
+    remaining = run_cli("check", ".", cwd=example_tree)
+    assert [line.split(": ")[1][:6] for line in remaining.stdout.splitlines()[:-2]] == [
+        "VSL002"
+    ]
+
+
+def test_add_sliding_window_mla_codemod_diff_writes_nothing(example_tree):
+    before = {p: p.read_bytes() for p in example_tree.rglob("*.py")}
+    out = run_cli("codemod", "add-sliding-window-mla", "--diff", ".", cwd=example_tree)
+    assert out.returncode == 0
+    assert "+    SlidingWindowMLASpec," in out.stdout
+    assert "2 would change" in out.stderr
+    assert {p: p.read_bytes() for p in example_tree.rglob("*.py")} == before
+
+
+def test_same_result_through_libcsts_runner(example_tree, tmp_path):
+    ours = tmp_path / "ours"
+    shutil.copytree(example_tree, ours)
+    assert run_cli("codemod", "add-sliding-window-mla", ".", cwd=ours).returncode == 0
+    out = run_libcst("codemods.AddSlidingWindowMLA", example_tree, ".")
+    assert out.returncode == 0, out.stderr
+    assert "Transformed 2 files successfully." in out.stderr
+    for path in ours.rglob("*.py"):
+        assert (example_tree / path.relative_to(ours)).read_bytes() == path.read_bytes()
+
+
+def test_nixl_codemod_applies_already_applied_and_not_found(example_tree):
+    worker = example_tree / NIXL_WORKER
+    out = run_cli("codemod", "nixl-mla-region", ".", cwd=example_tree)
+    assert out.returncode == 0 and "applied" in out.stderr
+    text = worker.read_text()
+    assert "    SlidingWindowMLASpec,\n)" in text
+    assert (
+        "isinstance(\n                layer_spec, (MLAAttentionSpec, SlidingWindowMLASpec)\n            )"
+        in text
+    )
+    # Nothing else in the tree changed: the layout module still has findings.
+    assert "VSL004" in run_cli("check", ".", cwd=example_tree).stdout
+    again = run_cli("codemod", "nixl-mla-region", str(worker), cwd=example_tree)
+    assert again.returncode == 0 and "already applied" in again.stderr
+    assert worker.read_text() == text
+    worker.write_text(text.replace("def register_kv_caches", "def register_caches"))
+    moved = run_cli("codemod", "nixl-mla-region", ".", cwd=example_tree)
+    assert moved.returncode == 2 and "vLLM may have moved this code" in moved.stderr
+
+
+def test_nixl_codemod_through_libcsts_runner(example_tree):
+    out = run_libcst("codemods.NixlMlaRegion", example_tree, ".")
+    assert out.returncode == 0, out.stderr
+    assert "Transformed 1 files successfully." in out.stderr
+    assert (
+        "(MLAAttentionSpec, SlidingWindowMLASpec)"
+        in (example_tree / NIXL_WORKER).read_text()
+    )
+    # The layout module is not the NIXL worker: skipped, unchanged.
+    assert (example_tree / "vllm/v1/core/layout.py").read_bytes() == (
+        REPO / "examples/vllm/v1/core/layout.py"
+    ).read_bytes()
+
+
+# -- vLLM PR #45831 on a real release ------------------------------------------
+
+
+def _undo_pr_45831(text: str) -> str:
+    assert text.count("    SlidingWindowMLASpec,\n") >= 1
+    fixed_check = (
+        "                is_mla_region = isinstance(\n"
+        "                    layer_spec, (MLAAttentionSpec, SlidingWindowMLASpec)\n"
+        "                )\n"
+    )
+    assert fixed_check in text
+    text = text.replace("    SlidingWindowMLASpec,\n", "", 1)
+    return text.replace(
+        fixed_check,
+        "                is_mla_region = isinstance(layer_spec, MLAAttentionSpec)\n",
+    )
+
+
+@pytest.fixture(scope="module")
+def pre_fix_tree(tmp_path_factory):
+    release = fetch_vllm("0.24.0")
+    tree = tmp_path_factory.mktemp("vllm-0.24.0") / "checkout"
+    shutil.copytree(release, tree)
+    worker = tree / NIXL_WORKER
+    worker.write_text(_undo_pr_45831(worker.read_text()))
+    return release, tree
+
+
+def test_check_flags_the_pre_fix_line(pre_fix_tree):
+    _, tree = pre_fix_tree
+    out = run_cli("check", NIXL_WORKER, cwd=tree)
+    assert out.returncode == 1
+    assert f"{NIXL_WORKER}:1063:" in out.stdout and "VSL001" in out.stdout
+
+
+def test_nixl_codemod_reproduces_the_release_file(pre_fix_tree, tmp_path):
+    release, tree = pre_fix_tree
+    copy = tmp_path / "copy"
+    shutil.copytree(tree, copy)
+    out = run_cli("codemod", "nixl-mla-region", str(copy))
+    assert out.returncode == 0, out.stderr
+    assert (copy / NIXL_WORKER).read_bytes() == (release / NIXL_WORKER).read_bytes()
+
+
+def test_fix_alone_reproduces_the_release_file(pre_fix_tree, tmp_path):
+    release, tree = pre_fix_tree
+    worker = tmp_path / "base_worker.py"
+    shutil.copy(tree / NIXL_WORKER, worker)
+    out = run_cli("fix", str(worker))
+    assert out.returncode == 0, out.stderr
+    assert worker.read_bytes() == (release / NIXL_WORKER).read_bytes()

@@ -1,0 +1,69 @@
+"""Reading and writing user files: never blocks, never half-writes."""
+
+from __future__ import annotations
+
+import io
+import os
+import stat
+import tempfile
+import tokenize
+from pathlib import Path
+
+
+class WriteRefused(Exception):
+    """The file was left as it was; the message says why."""
+
+
+def read_source(path: Path) -> bytes:
+    """The file's bytes; a pipe or device is refused, never waited on."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"not a regular file: {path}")
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            return f.read()
+    finally:
+        os.close(fd)
+
+
+def decode_source(source: bytes) -> tuple[str, str]:
+    """Text and encoding, as Python reads a source file: a UTF-8 BOM or a
+    PEP 263 cookie decide, else UTF-8. ``utf-8-sig`` keeps the BOM on encode.
+
+    Raises SyntaxError (unknown encoding) or UnicodeDecodeError.
+    """
+    encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
+    return source.decode(encoding), encoding
+
+
+def write_atomically(path: Path, original: bytes, new: bytes) -> None:
+    """Replace ``path``'s content with ``new`` if it still holds ``original``.
+
+    The new content goes to a temporary file in the same folder, which then
+    replaces the file in one step (``os.replace``), keeping its mode. A
+    read-only file, or one changed since it was read, is refused.
+    """
+    target = path.resolve()  # write through a link, never replace the link
+    info = os.stat(target)
+    if not info.st_mode & stat.S_IWUSR:
+        raise WriteRefused("the file is read-only")
+    if read_source(target) != original:
+        raise WriteRefused("the file changed on disk since it was read")
+    fd, temporary = tempfile.mkstemp(
+        dir=target.parent, prefix=f".{target.name}.", suffix=".vsl-tmp"
+    )
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(new)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(temporary, stat.S_IMODE(info.st_mode))
+        if read_source(target) != original:
+            raise WriteRefused("the file changed on disk since it was read")
+        os.replace(temporary, target)
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except FileNotFoundError:
+            pass
+        raise

@@ -1,0 +1,321 @@
+"""How a finding's code is repaired, as libcst node replacements.
+
+Rules call these to describe a fix (a :class:`FixPlan`); ``fixes.py`` turns
+plans into text edits and applies them. The companion goes right after the
+anchor, in the container style the code already uses; layout is left to the
+formatter.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from vllm_spec_lint.families import short_name
+from vllm_spec_lint.semantics import FileContext, code_of, unparenthesized
+
+
+@dataclass(frozen=True)
+class FixPlan:
+    """Replace ``node`` with ``replacement``. ``imports`` are companions the
+    new code names bare, to be imported where ``anchor`` is imported from."""
+
+    node: cst.CSTNode
+    replacement: cst.CSTNode
+    applicability: str  # "safe" or "unsafe", as in ruff
+    message: str
+    anchor: cst.BaseExpression
+    imports: tuple[str, ...] = ()
+
+
+_COMMA = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+
+
+def _tuple(values: list[cst.BaseExpression]) -> cst.Tuple:
+    """``(a, b, c)`` on one line."""
+    last = len(values) - 1
+    return cst.Tuple(
+        [
+            cst.Element(v, _COMMA if i < last else cst.MaybeSentinel.DEFAULT)
+            for i, v in enumerate(values)
+        ]
+    )
+
+
+def _has_newline(node: cst.CSTNode) -> bool:
+    return "\n" in code_of(node)
+
+
+def _companion_expressions(
+    ctx: FileContext, anchor: cst.BaseExpression, companions: list[str]
+) -> tuple[list[cst.BaseExpression], tuple[str, ...]] | None:
+    """How to name each companion next to ``anchor``, and which need an import.
+
+    ``mod.MLAAttentionSpec`` gives ``mod.SlidingWindowMLASpec``; a bare name
+    gives the name the companion is already bound to in that scope, or its
+    class name plus an import. None when the name is taken by something else.
+    """
+    if isinstance(anchor, cst.Attribute):
+        return [
+            anchor.with_changes(attr=cst.Name(short_name(c))) for c in companions
+        ], ()
+    expressions, imports = [], []
+    for companion in companions:
+        bound = ctx.bound_name(anchor, companion)
+        if bound is not None:
+            expressions.append(cst.Name(bound))
+            continue
+        name = short_name(companion)
+        if ctx.name_is_taken(anchor, name):
+            return None
+        expressions.append(cst.Name(name))
+        imports.append(companion)
+    return expressions, tuple(imports)
+
+
+def _without_comment(comma: cst.Comma) -> cst.Comma:
+    """The same comma and line break, minus any comment after it."""
+    after = comma.whitespace_after
+    if isinstance(after, cst.ParenthesizedWhitespace):
+        return comma.with_changes(
+            whitespace_after=after.with_changes(
+                first_line=cst.TrailingWhitespace(), empty_lines=()
+            )
+        )
+    return comma
+
+
+def _closer(node: cst.CSTNode):
+    """The closing bracket whose ``whitespace_before`` holds the line break
+    (and any comment) after the last item of a multi-line container."""
+    if isinstance(node, cst.Tuple) or isinstance(node, cst.ImportFrom):
+        parens = node.rpar if isinstance(node, cst.Tuple) else [node.rpar]
+        return parens[-1] if parens and parens[-1] is not None else None
+    if isinstance(node, cst.List):
+        return node.rbracket
+    if isinstance(node, cst.Set):
+        return node.rbrace
+    return None
+
+
+def _with_closer(node: cst.CSTNode, closer) -> cst.CSTNode:
+    if isinstance(node, cst.Tuple):
+        return node.with_changes(rpar=[*node.rpar[:-1], closer])
+    if isinstance(node, cst.ImportFrom):
+        return node.with_changes(rpar=closer)
+    if isinstance(node, cst.List):
+        return node.with_changes(rbracket=closer)
+    return node.with_changes(rbrace=closer)
+
+
+def insert_items(container: cst.CSTNode, field: str, index: int, new: list):
+    """``container`` with ``new`` items (tuple elements or import aliases)
+    inserted into its ``field`` at ``index``, punctuated like their neighbours."""
+    items = list(getattr(container, field))
+    last = index == len(items)
+    if not _has_newline(container):
+        # One line: "a, b" separators; a lone "(A,)" comma is not kept.
+        new = [n.with_changes(comma=_COMMA) for n in new]
+        if last:
+            own = items[-1].comma
+            new[-1] = new[-1].with_changes(
+                comma=own if len(items) > 1 else cst.MaybeSentinel.DEFAULT
+            )
+            items[-1] = items[-1].with_changes(comma=_COMMA)
+        items[index:index] = new
+        return container.with_changes(**{field: items})
+    # One per line: new items take a line break like their neighbours'; a
+    # comment after an existing item stays on that item's line.
+    closer = _closer(container)
+    breaks = [i.comma for i in items[:-1] if isinstance(i.comma, cst.Comma)]
+    if breaks:
+        between = _without_comment(breaks[0])
+    elif closer is not None and isinstance(
+        closer.whitespace_before, cst.ParenthesizedWhitespace
+    ):
+        closing = closer.whitespace_before
+        between = cst.Comma(
+            whitespace_after=closing.with_changes(
+                first_line=cst.TrailingWhitespace(),
+                empty_lines=(),
+                last_line=cst.SimpleWhitespace(closing.last_line.value + "    "),
+            )
+        )
+    else:
+        between = _COMMA
+    new = [n.with_changes(comma=between) for n in new]
+    if last:
+        own = items[-1].comma
+        own_break = isinstance(own, cst.Comma) and isinstance(
+            own.whitespace_after, cst.ParenthesizedWhitespace
+        )
+        if own_break:
+            new[-1] = new[-1].with_changes(comma=_without_comment(own))
+            items[-1] = items[-1].with_changes(
+                comma=own.with_changes(
+                    whitespace_after=_indented_like(own.whitespace_after, between)
+                )
+            )
+        elif closer is not None and isinstance(
+            closer.whitespace_before, cst.ParenthesizedWhitespace
+        ):
+            # libcst keeps the last line break and its comment before the
+            # closing bracket: it moves to the old last item's comma.
+            closing = closer.whitespace_before
+            before = own.whitespace_before if isinstance(own, cst.Comma) else None
+            moved = cst.Comma(whitespace_after=_indented_like(closing, between))
+            if before is not None:
+                moved = moved.with_changes(whitespace_before=before)
+            items[-1] = items[-1].with_changes(comma=moved)
+            new[-1] = new[-1].with_changes(comma=own)
+            container = _with_closer(
+                container,
+                closer.with_changes(
+                    whitespace_before=closing.with_changes(
+                        first_line=cst.TrailingWhitespace(), empty_lines=()
+                    )
+                ),
+            )
+        else:
+            items[-1] = items[-1].with_changes(comma=between)
+            new[-1] = new[-1].with_changes(comma=own)
+    items[index:index] = new
+    return container.with_changes(**{field: items})
+
+
+def _indented_like(whitespace, between: cst.Comma):
+    """``whitespace``'s comment and line break, indented like ``between``."""
+    target = between.whitespace_after
+    if isinstance(whitespace, cst.ParenthesizedWhitespace) and isinstance(
+        target, cst.ParenthesizedWhitespace
+    ):
+        return whitespace.with_changes(indent=target.indent, last_line=target.last_line)
+    return whitespace
+
+
+def _insert_after(
+    container: cst.Tuple | cst.List | cst.Set,
+    element: cst.Element,
+    values: list[cst.BaseExpression],
+) -> cst.Tuple | cst.List | cst.Set:
+    index = next(i for i, e in enumerate(container.elements) if e is element)
+    return insert_items(
+        container, "elements", index + 1, [cst.Element(v) for v in values]
+    )
+
+
+def _import_sort_key(name: str) -> tuple[int, str]:
+    """ruff/isort order within ``from m import ...``: CONSTANTS, Classes,
+    then everything else, each case-insensitively."""
+    if name.isupper() and len(name) > 1:
+        return 0, name.lower()
+    return (1 if name[:1].isupper() else 2), name.lower()
+
+
+def with_imported_names(statement: cst.ImportFrom, names: list[str]) -> cst.ImportFrom:
+    """``statement`` also importing ``names``, each at its sorted position."""
+    for name in names:
+        key = _import_sort_key(name)
+        index = next(
+            (
+                i
+                for i, a in enumerate(statement.names)
+                if _import_sort_key(a.evaluated_name) > key
+            ),
+            len(statement.names),
+        )
+        statement = insert_items(
+            statement, "names", index, [cst.ImportAlias(cst.Name(name))]
+        )
+    return statement
+
+
+def add_companions(
+    ctx: FileContext,
+    anchor: cst.BaseExpression,
+    companions: list[str],
+    *,
+    applicability: str = "safe",
+) -> FixPlan | None:
+    """Add ``companions`` right after the ``anchor`` reference in a class
+    collection: the bare classinfo becomes a tuple, a tuple or list gets new
+    elements, a union gets ``| Companion``."""
+    named = _companion_expressions(ctx, anchor, companions)
+    if named is None:
+        return None
+    values, imports = named
+    message = f"Add {', '.join(short_name(c) for c in companions)}"
+    parent = ctx.parent(anchor)
+    if isinstance(parent, cst.Element):
+        container = ctx.parent(parent)
+        if isinstance(container, (cst.Tuple, cst.List, cst.Set)):
+            replacement = _insert_after(container, parent, values)
+            return FixPlan(
+                container, replacement, applicability, message, anchor, imports
+            )
+        return None
+    if isinstance(parent, cst.BinaryOperation) and isinstance(
+        parent.operator, cst.BitOr
+    ):
+        replacement = anchor
+        for value in values:
+            replacement = cst.BinaryOperation(replacement, cst.BitOr(), value)
+        return FixPlan(anchor, replacement, applicability, message, anchor, imports)
+    if isinstance(parent, cst.Arg):
+        replacement = _tuple([unparenthesized(anchor), *values])
+        return FixPlan(anchor, replacement, applicability, message, anchor, imports)
+    return None
+
+
+def exact_comparison_to_membership(
+    ctx: FileContext,
+    comparison: cst.Comparison,
+    type_side: cst.BaseExpression,
+    anchor: cst.BaseExpression,
+    companions: list[str],
+    positive: bool,
+) -> FixPlan | None:
+    """``type(x) is A`` -> ``type(x) in (A, C)``; ``is not``/``!=`` -> ``not in``."""
+    named = _companion_expressions(ctx, anchor, companions)
+    if named is None:
+        return None
+    values, imports = named
+    operator = cst.NotIn() if not positive else cst.In()
+    replacement = comparison.with_changes(
+        left=type_side,
+        comparisons=[
+            cst.ComparisonTarget(operator, _tuple([unparenthesized(anchor), *values]))
+        ],
+    )
+    message = (
+        f"Compare with ({code_of(anchor)}, {', '.join(code_of(v) for v in values)})"
+    )
+    return FixPlan(comparison, replacement, "unsafe", message, anchor, imports)
+
+
+def add_companion_patterns(
+    ctx: FileContext, pattern: cst.MatchClass, companions: list[str]
+) -> FixPlan | None:
+    """``case A():`` -> ``case A() | C():``, for patterns without sub-patterns."""
+    if pattern.patterns or pattern.kwds:
+        return None
+    named = _companion_expressions(ctx, pattern.cls, companions)
+    if named is None:
+        return None
+    values, imports = named
+    alternatives = [pattern.with_changes(lpar=(), rpar=())]
+    alternatives += [cst.MatchClass(v) for v in values]
+    last = len(alternatives) - 1
+    replacement = cst.MatchOr(
+        [
+            cst.MatchOrElement(
+                p, separator=cst.BitOr() if i < last else cst.MaybeSentinel.DEFAULT
+            )
+            for i, p in enumerate(alternatives)
+        ],
+        lpar=pattern.lpar,
+        rpar=pattern.rpar,
+    )
+    message = f"Add {' | '.join(short_name(c) + '()' for c in companions)}"
+    return FixPlan(pattern, replacement, "safe", message, pattern.cls, imports)
