@@ -2,7 +2,9 @@
 
 Every face (CLI, flake8 plugin, codemods, pre-commit) calls
 :func:`analyze_source`. It does no file I/O: reading, discovery, caching and
-parallelism live at the edges (``runner.py``).
+parallelism live at the edges (``runner.py``). libcst and the rules are
+imported only when a file is actually parsed, so runs that parse nothing
+start fast.
 """
 
 from __future__ import annotations
@@ -10,13 +12,14 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import PurePath
 
 from vllm_spec_lint import noqa
 from vllm_spec_lint.config import Config
 from vllm_spec_lint.families import ClassHierarchy, short_name
-from vllm_spec_lint.rules import ALL_RULES, PARSE_ERROR_CODE
+
+PARSE_ERROR_CODE = "VSL900"
 
 
 @dataclass(frozen=True)
@@ -43,6 +46,8 @@ class Finding:
     location: tuple[int, int]  # 1-based row and column
     end_location: tuple[int, int]
     fix: Fix | None = None
+    # The reported line's source, for baselines.
+    line_text: str = field(default="", compare=False)
 
 
 @dataclass
@@ -104,6 +109,7 @@ def analyze_source(
     import libcst as cst
     from libcst.metadata import MetadataWrapper
 
+    from vllm_spec_lint.rules import ALL_RULES
     from vllm_spec_lint.semantics import FileContext
 
     hierarchy = hierarchy or ClassHierarchy.default()
@@ -158,6 +164,7 @@ def analyze_source(
                     (row, span.start.column + 1),
                     (span.end.line, span.end.column + 1),
                     fix=fix_from_plan(context, report.fix) if report.fix else None,
+                    line_text=lines[row - 1] if row <= len(lines) else "",
                 )
             )
     findings.sort(key=lambda f: (f.location, f.code))

@@ -37,6 +37,11 @@ def _add_selection_options(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="also check files that .gitignore excludes",
     )
+    parser.add_argument(
+        "--force-exclude",
+        action="store_true",
+        help="apply exclusions to files named on the command line too (pre-commit)",
+    )
 
 
 def _add_fix_options(parser: argparse.ArgumentParser) -> None:
@@ -59,7 +64,20 @@ def build_parser() -> argparse.ArgumentParser:
     check = commands.add_parser("check", help="report findings")
     _add_selection_options(check)
     _add_fix_options(check)
-    check.add_argument("--format", choices=("text", "json"), default="text")
+    check.add_argument(
+        "--format", choices=("text", "json", "github", "sarif"), default="text"
+    )
+    check.add_argument(
+        "--baseline", type=Path, help="report only findings not in this baseline"
+    )
+    check.add_argument(
+        "--write-baseline", type=Path, help="record the current findings as a baseline"
+    )
+    check.add_argument(
+        "--show-stale",
+        action="store_true",
+        help="with --baseline: list entries that no longer match",
+    )
     check.add_argument(
         "--exit-zero", action="store_true", help="exit 0 even with findings"
     )
@@ -84,6 +102,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--diff", action="store_true", help="print a diff; write nothing"
     )
 
+    rules = commands.add_parser("rules", help="list the rules")
+    rules.add_argument("--format", choices=("text", "markdown"), default="text")
+    explain = commands.add_parser("explain", help="a rule's documentation")
+    explain.add_argument("code")
+
     families = commands.add_parser("families", help="print the families and hierarchy")
     families.add_argument("paths", nargs="*", type=Path, default=[])
     families.add_argument("--config", type=Path)
@@ -91,7 +114,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _config_for(args: argparse.Namespace) -> Config:
-    config = load_config(args.paths[0] if args.paths else Path("."), args.config)
+    paths = getattr(args, "paths", None) or [Path(".")]
+    config = load_config(paths[0], getattr(args, "config", None))
     changes = {}
     if getattr(args, "select", None):
         changes["select"] = args.select
@@ -140,17 +164,40 @@ def _report_failures(run) -> int:
 def command_check(args: argparse.Namespace, config: Config) -> int:
     if args.fix or args.diff:
         return command_fix(args, config)
-    from vllm_spec_lint import report
+    from vllm_spec_lint import baseline, report
     from vllm_spec_lint.runner import run
 
-    checked = run(args.paths, config)
+    checked = run(args.paths, config, force_exclude=args.force_exclude)
     for warning in checked.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     findings = checked.findings
+    if args.write_baseline:
+        count = baseline.write_baseline(args.write_baseline, findings)
+        print(
+            f"Wrote {_plural(count, 'entry')} to {args.write_baseline}.",
+            file=sys.stderr,
+        )
+        return EXIT_CLEAN
+    if args.baseline:
+        try:
+            findings, stale = baseline.split_by_baseline(findings, args.baseline)
+        except baseline.BaselineError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return EXIT_ERROR
+        if args.show_stale:
+            for entry in stale:
+                print(
+                    f"stale: {entry.path}: {entry.code} {entry.source!r}",
+                    file=sys.stderr,
+                )
     if args.statistics:
         text = report.format_statistics(findings)
     elif args.format == "json":
         text = report.format_json(findings)
+    elif args.format == "github":
+        text = report.format_github(findings)
+    elif args.format == "sarif":
+        text = report.format_sarif(findings)
     else:
         text = report.format_text(findings, files_checked=len(checked.results))
     _write(text, args.output_file)
@@ -162,7 +209,12 @@ def command_fix(args: argparse.Namespace, config: Config) -> int:
     from vllm_spec_lint.runner import run
 
     fixed = run(
-        args.paths, config, fix=True, unsafe=args.unsafe_fixes, write=not args.diff
+        args.paths,
+        config,
+        fix=True,
+        unsafe=args.unsafe_fixes,
+        write=not args.diff,
+        force_exclude=args.force_exclude,
     )
     for warning in fixed.warnings:
         print(f"warning: {warning}", file=sys.stderr)
@@ -189,7 +241,9 @@ def command_fix(args: argparse.Namespace, config: Config) -> int:
 
 
 def _plural(count: int, noun: str) -> str:
-    return f"{count} {noun}{'' if count == 1 else 's'}"
+    if count == 1:
+        return f"1 {noun}"
+    return f"{count} {noun[:-1] + 'ies' if noun.endswith('y') else noun + 's'}"
 
 
 def _progress(done: int, total: int) -> None:
@@ -267,6 +321,28 @@ def _codemod_nixl(args: argparse.Namespace) -> int:
     return status
 
 
+def command_rules(args: argparse.Namespace, config: Config) -> int:
+    from vllm_spec_lint.rule_docs import markdown_table, rule_docs
+
+    if args.format == "markdown":
+        sys.stdout.write(markdown_table())
+    else:
+        for doc in rule_docs():
+            print(f"{doc.code}  {doc.name:<36} {doc.summary}")
+    return EXIT_CLEAN
+
+
+def command_explain(args: argparse.Namespace, config: Config) -> int:
+    from vllm_spec_lint.rule_docs import rule_doc
+
+    doc = rule_doc(args.code)
+    if doc is None:
+        print(f"error: unknown rule code: {args.code}", file=sys.stderr)
+        return EXIT_ERROR
+    sys.stdout.write(doc.explain())
+    return EXIT_CLEAN
+
+
 def command_families(args: argparse.Namespace, config: Config) -> int:
     from vllm_spec_lint.discovery import iter_python_files
     from vllm_spec_lint.families import short_name
@@ -293,6 +369,8 @@ COMMANDS = {
     "check": command_check,
     "fix": command_fix,
     "codemod": command_codemod,
+    "rules": command_rules,
+    "explain": command_explain,
     "families": command_families,
 }
 

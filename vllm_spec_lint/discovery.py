@@ -80,18 +80,25 @@ class Excluder:
 
 
 def iter_python_files(
-    paths: list[Path], config: Config, *, follow_links: bool = False
+    paths: list[Path],
+    config: Config,
+    *,
+    follow_links: bool = False,
+    force_exclude: bool = False,
 ) -> Iterator[Path]:
     """Python files under ``paths``, each once, in a stable order.
 
-    Files and folders named on the command line are always taken (as in
-    ruff); inside folders, excluded files, non-regular files and, unless
+    Files and folders named on the command line are taken even when excluded
+    (as in ruff), unless ``force_exclude`` (for pre-commit, which names every
+    file); inside folders, excluded files, non-regular files and, unless
     ``follow_links``, links leading outside the given roots are passed over.
     """
     excluder = Excluder(config)
     roots = [p.resolve() for p in paths]
     seen: set[Path] = set()
     for path in paths:
+        if force_exclude and excluder.excludes(path, is_dir=path.is_dir()):
+            continue
         if not path.is_dir():
             if path not in seen:
                 seen.add(path)

@@ -67,3 +67,129 @@ def format_json(findings: list[Finding]) -> str:
 def format_statistics(findings: list[Finding]) -> str:
     counts = Counter(f.code for f in findings)
     return "".join(f"{n:>5}\t{code}\n" for code, n in sorted(counts.items()))
+
+
+# -- GitHub Actions ------------------------------------------------------------
+
+
+def _escape_data(text: str) -> str:
+    """A workflow command's message, escaped as GitHub's runner unescapes it."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def format_github(findings: list[Finding]) -> str:
+    lines = []
+    for f in findings:
+        properties = ",".join(
+            f"{key}={_escape_property(str(value))}"
+            for key, value in (
+                ("file", f.path),
+                ("line", f.location[0]),
+                ("col", f.location[1]),
+                ("endLine", f.end_location[0]),
+                ("endColumn", f.end_location[1]),
+                ("title", f.code),
+            )
+        )
+        lines.append(f"::error {properties}::{_escape_data(f'{f.code} {f.message}')}\n")
+    return "".join(lines)
+
+
+# -- SARIF 2.1.0 ---------------------------------------------------------------
+
+
+def _uri(path: str) -> str:
+    from pathlib import Path
+    from urllib.parse import quote
+
+    relative = os.path.relpath(os.path.abspath(path))
+    if relative.startswith(".."):
+        return Path(os.path.abspath(path)).as_uri()
+    return quote(Path(relative).as_posix())
+
+
+def _region(start: tuple[int, int], end: tuple[int, int]) -> dict:
+    return {
+        "startLine": start[0],
+        "startColumn": start[1],
+        "endLine": end[0],
+        "endColumn": end[1],
+    }
+
+
+def format_sarif(findings: list[Finding]) -> str:
+    from vllm_spec_lint import __version__
+    from vllm_spec_lint.rule_docs import rule_docs
+
+    docs = rule_docs()
+    index = {d.code: i for i, d in enumerate(docs)}
+    rules = [
+        {
+            "id": d.code,
+            "name": d.name,
+            "shortDescription": {"text": d.summary},
+            "fullDescription": {"text": d.body},
+            "help": {"text": d.explain(), "markdown": d.explain()},
+            "defaultConfiguration": {"level": "error"},
+        }
+        for d in docs
+    ]
+    results = []
+    for f in findings:
+        result = {
+            "ruleId": f.code,
+            "ruleIndex": index[f.code],
+            "level": "error",
+            "message": {"text": f.message},
+            "locations": [
+                {
+                    "physicalLocation": {
+                        "artifactLocation": {"uri": _uri(f.path)},
+                        "region": _region(f.location, f.end_location),
+                    }
+                }
+            ],
+        }
+        if f.fix is not None:
+            result["fixes"] = [
+                {
+                    "description": {"text": f"{f.fix.message} ({f.fix.applicability})"},
+                    "artifactChanges": [
+                        {
+                            "artifactLocation": {"uri": _uri(f.path)},
+                            "replacements": [
+                                {
+                                    "deletedRegion": _region(
+                                        e.location, e.end_location
+                                    ),
+                                    "insertedContent": {"text": e.content},
+                                }
+                                for e in f.fix.edits
+                            ],
+                        }
+                    ],
+                }
+            ]
+        results.append(result)
+    log = {
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "vllm-spec-lint",
+                        "version": __version__,
+                        "informationUri": "https://pypi.org/project/vllm-spec-lint/",
+                        "rules": rules,
+                    }
+                },
+                "results": results,
+            }
+        ],
+    }
+    return json.dumps(log, indent=2) + "\n"

@@ -22,7 +22,6 @@ from vllm_spec_lint.files import (
     read_source,
     write_atomically,
 )
-from vllm_spec_lint.fixes import fix_source
 from vllm_spec_lint.formatting import formatter_for
 
 
@@ -106,6 +105,8 @@ def process_file(
             text, name, config, hierarchy, module_name=module_name
         )
         return FileResult(name, analysis.findings)
+    from vllm_spec_lint.fixes import fix_source
+
     outcome = fix_source(
         text,
         name,
@@ -140,8 +141,9 @@ def run(
     unsafe: bool = False,
     write: bool = False,
     progress: Callable[[int, int], None] | None = None,
+    force_exclude: bool = False,
 ) -> CheckRun:
-    files = list(iter_python_files(paths, config))
+    files = list(iter_python_files(paths, config, force_exclude=force_exclude))
     warnings: list[str] = []
     hierarchy = load_hierarchy(paths, files, config, warnings)
     results = []

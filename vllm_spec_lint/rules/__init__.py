@@ -13,9 +13,6 @@ ALL_RULES: tuple[type[Rule], ...] = (
     ConstantLeavesOutCompanion,
 )
 
-PARSE_ERROR_CODE = "VSL900"
-PARSE_ERROR_SUMMARY = "a file that cannot be read, decoded or parsed"
-
 
 def rule_for(code: str) -> type[Rule] | None:
     return next((r for r in ALL_RULES if r.CODE == code), None)

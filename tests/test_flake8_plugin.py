@@ -1,0 +1,138 @@
+"""The flake8 face, through the real flake8."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO, run_cli
+
+CORPUS = [REPO / "examples", REPO / "tests" / "corpus"]
+
+
+def flake8(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "flake8", "--isolated", *args],
+        cwd=cwd, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+
+
+def _flake8_findings(tree: Path) -> set[tuple[str, int, int, str]]:
+    out = flake8(
+        "--select",
+        "VSL",
+        "--format",
+        "%(path)s|%(row)d|%(col)d|%(code)s",
+        ".",
+        cwd=tree,
+    )
+    assert out.returncode in (0, 1), out.stderr
+    found = set()
+    for line in out.stdout.splitlines():
+        path, row, col, code = line.split("|")
+        found.add((Path(path).as_posix().removeprefix("./"), int(row), int(col), code))
+    return found
+
+
+def _check_findings(tree: Path) -> set[tuple[str, int, int, str]]:
+    out = run_cli("check", "--format", "json", ".", cwd=tree)
+    return {
+        (
+            Path(f["filename"]).relative_to(tree).as_posix(),
+            f["location"]["row"],
+            f["location"]["column"],
+            f["code"],
+        )
+        for f in json.loads(out.stdout)
+    }
+
+
+@pytest.mark.parametrize("tree", CORPUS, ids=lambda p: p.name)
+def test_flake8_and_check_agree(tree, tmp_path):
+    copy = tmp_path / tree.name
+    shutil.copytree(tree, copy)
+    ours = _check_findings(copy)
+    assert ours, "the corpus must have findings"
+    assert _flake8_findings(copy) == ours
+
+
+def test_plugin_is_registered():
+    out = subprocess.run(
+        [sys.executable, "-m", "flake8", "--version"], capture_output=True, text=True
+    )
+    assert "vllm-spec-lint" in out.stdout
+
+
+@pytest.fixture
+def bad_file(tmp_path):
+    (tmp_path / "bad.py").write_text(
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
+        "a = isinstance(s, MLAAttentionSpec)\n"
+        "b = isinstance(s, MLAAttentionSpec)  # noqa: VSL001\n"
+    )
+    return tmp_path
+
+
+def test_noqa_and_extend_select(bad_file):
+    out = flake8("--extend-select", "VSL", "bad.py", cwd=bad_file)
+    assert "F821" in out.stdout  # flake8's own checks still run
+    assert [line for line in out.stdout.splitlines() if "VSL" in line] == [
+        "bad.py:2:19: VSL001 isinstance() check against MLAAttentionSpec leaves out SlidingWindowMLASpec"
+    ]
+    assert out.returncode == 1
+
+
+@pytest.mark.parametrize("name", ["setup.cfg", "tox.ini", ".flake8"])
+def test_per_file_ignores_from_config_files(bad_file, name):
+    (bad_file / name).write_text(
+        "[flake8]\nselect = VSL\nper-file-ignores =\n    bad.py: VSL001\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-m", "flake8", "bad.py"],
+        cwd=bad_file,
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 0 and out.stdout == ""
+
+
+def test_our_options_from_flake8_config(tmp_path):
+    (tmp_path / "setup.cfg").write_text(
+        "[flake8]\nselect = VSL\nvsl-extend-families =\n"
+        "    vllm.v1.kv_cache_interface: MambaSpec, ShortConvSpec\n"
+    )
+    (tmp_path / "m.py").write_text(
+        "from vllm.v1.kv_cache_interface import MambaSpec\nok = isinstance(s, MambaSpec)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-m", "flake8", "m.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert (
+        "m.py:2:20: VSL001 isinstance() check against MambaSpec leaves out ShortConvSpec"
+        in out.stdout
+    )
+
+
+def test_files_without_family_names_do_not_import_libcst(tmp_path):
+    (tmp_path / "plain.py").write_text("x = 1\n")
+    code = (
+        "import sys\n"
+        "from flake8.main.cli import main\n"
+        "try:\n"
+        "    main(['--select', 'VSL', '-j', '1', 'plain.py'])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print('libcst' in sys.modules)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True
+    )
+    assert out.stdout.strip().splitlines()[-1] == "False", out.stderr

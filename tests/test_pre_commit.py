@@ -1,0 +1,87 @@
+"""The pre-commit hooks, run for real by pre-commit's try-repo."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import REPO
+
+BAD = (
+    "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n\n"
+    "is_mla_region = isinstance(layer_spec, MLAAttentionSpec)\n"
+)
+
+pytest.importorskip("pre_commit", reason="pre-commit is not installed")
+
+
+@pytest.fixture(scope="module")
+def pre_commit_home(tmp_path_factory):
+    # One hook environment for the module: building it installs this repo.
+    return tmp_path_factory.mktemp("pre-commit-home")
+
+
+@pytest.fixture
+def user_repo(tmp_path):
+    repo = tmp_path / "user"
+    (repo / "pkg").mkdir(parents=True)
+    (repo / "pkg" / "worker.py").write_text(BAD)
+    (repo / "pkg" / "plain.py").write_text("x = 1\n")
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    subprocess.run(["git", "add", "."], cwd=repo, check=True)
+    return repo
+
+
+def try_repo(hook: str, repo, home) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PRE_COMMIT_HOME=str(home))
+    return subprocess.run(
+        [sys.executable, "-m", "pre_commit", "try-repo", str(REPO), hook, "--all-files"],
+        cwd=repo, capture_output=True, text=True, env=env, timeout=900,
+    )  # fmt: skip
+
+
+def test_check_hook_fails_on_a_finding(user_repo, pre_commit_home):
+    out = try_repo("vllm-spec-lint", user_repo, pre_commit_home)
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "pkg/worker.py:3:40: VSL001" in out.stdout
+    fixed = BAD.replace(
+        "import MLAAttentionSpec", "import MLAAttentionSpec, SlidingWindowMLASpec"
+    )
+    fixed = fixed.replace(
+        "MLAAttentionSpec)", "(MLAAttentionSpec, SlidingWindowMLASpec))"
+    )
+    (user_repo / "pkg" / "worker.py").write_text(fixed)
+    out = try_repo("vllm-spec-lint", user_repo, pre_commit_home)
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_fix_hook_fixes_and_fails_because_it_changed_files(user_repo, pre_commit_home):
+    out = try_repo("vllm-spec-lint-fix", user_repo, pre_commit_home)
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "files were modified by this hook" in out.stdout
+    text = (user_repo / "pkg" / "worker.py").read_text()
+    assert "isinstance(layer_spec, (MLAAttentionSpec, SlidingWindowMLASpec))" in text
+    assert (user_repo / "pkg" / "plain.py").read_text() == "x = 1\n"
+    subprocess.run(["git", "add", "."], cwd=user_repo, check=True)
+    again = try_repo("vllm-spec-lint-fix", user_repo, pre_commit_home)
+    assert again.returncode == 0, again.stdout + again.stderr
+
+
+def test_excluded_files_are_skipped_even_when_pre_commit_names_them(
+    user_repo, pre_commit_home
+):
+    (user_repo / "pyproject.toml").write_text(
+        '[tool.vllm-spec-lint]\nexclude = ["pkg/worker.py"]\n'
+    )
+    subprocess.run(["git", "add", "."], cwd=user_repo, check=True)
+    out = try_repo("vllm-spec-lint", user_repo, pre_commit_home)
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_hooks_file_is_where_pre_commit_looks():
+    assert shutil.which("git")
+    assert (REPO / ".pre-commit-hooks.yaml").is_file()

@@ -1,0 +1,92 @@
+"""flake8 face: a thin adapter over the analysis core.
+
+flake8 does selection, ``# noqa`` and per-file-ignores itself; this reports
+what :func:`vllm_spec_lint.analysis.analyze_source` finds, with the same
+codes and positions as ``vllm-spec-lint check``. Files that never name an
+anchor class cost one substring search: libcst is not even imported.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+from vllm_spec_lint import __version__
+from vllm_spec_lint.analysis import might_have_findings
+from vllm_spec_lint.config import Config, ConfigError, parse_settings
+
+
+@functools.cache
+def _hierarchy_near(folder: Path, config: Config):
+    from vllm_spec_lint.runner import load_hierarchy
+
+    return load_hierarchy([folder], [], config, [])
+
+
+class Flake8Plugin:
+    name = "vllm-spec-lint"
+    version = __version__
+    config = Config(select=("VSL",))
+
+    def __init__(self, tree: ast.AST, filename: str, lines: list[str]):
+        self.filename = filename
+        self.lines = lines
+
+    @classmethod
+    def add_options(cls, manager) -> None:
+        manager.add_option(
+            "--vsl-extend-families",
+            parse_from_config=True,
+            comma_separated_list=False,
+            default="",
+            help="vllm-spec-lint: more families, one per line: "
+            "'module: Anchor, Companion, ...'",
+        )
+        manager.add_option(
+            "--vsl-strict",
+            parse_from_config=True,
+            action="store_true",
+            help="vllm-spec-lint: report every syntactic finding",
+        )
+
+    @classmethod
+    def parse_options(cls, options) -> None:
+        raw = {"strict": bool(getattr(options, "vsl_strict", False))}
+        families = getattr(options, "vsl_extend_families", "") or ""
+        try:
+            config = parse_settings(raw, "flake8 options", Path.cwd())
+            if families.strip():
+                extra = parse_settings(
+                    {"families": families}, "flake8 options", Path.cwd()
+                )
+                config = replace(config, families=config.families + extra.families)
+        except ConfigError as e:
+            raise SystemExit(f"vllm-spec-lint: {e}") from None
+        # flake8 selects codes itself: let every rule run.
+        cls.config = replace(config, select=("VSL",), ignore=())
+
+    def run(self) -> Iterator[tuple[int, int, str, type]]:
+        source = "".join(self.lines)
+        if not might_have_findings(
+            source.encode("utf-8", "surrogatepass"), self.config
+        ):
+            return
+        from vllm_spec_lint.analysis import analyze_source
+        from vllm_spec_lint.discovery import module_name_for
+
+        path = Path(self.filename)
+        hierarchy = _hierarchy_near(path.absolute().parent, self.config)
+        analysis = analyze_source(
+            source,
+            self.filename,
+            self.config,
+            hierarchy,
+            module_name=module_name_for(path),
+            apply_noqa=False,
+        )
+        for finding in analysis.findings:
+            row, column = finding.location
+            yield row, column - 1, f"{finding.code} {finding.message}", type(self)
