@@ -1,10 +1,21 @@
-"""VSL001-VSL004: every form of check and every precision rule, both sides."""
+"""VSL001-VSL004: every form of check and every precision rule, both sides.
+
+These are the syntactic rules, so they run in strict mode; what the default
+mode suppresses on top is tested in test_narrowing.py.
+"""
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 
-from tests.conftest import codes, findings
+from tests import conftest
+from vllm_spec_lint.config import Config
+
+STRICT = Config(strict=True)
+codes = functools.partial(conftest.codes, config=STRICT)
+findings = functools.partial(conftest.findings, config=STRICT)
 
 IMPORT = "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
 BOTH = "from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowMLASpec\n"

@@ -68,6 +68,7 @@ def test_json_output_has_ruffs_shape(tree):
         "fix": finding["fix"],  # fixes are covered by the fix tests
         "noqa_row": 2,
         "url": None,
+        "suppressed_by": None,
     }
 
 

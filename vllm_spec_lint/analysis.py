@@ -12,7 +12,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import PurePath
 
 from vllm_spec_lint import noqa
@@ -48,6 +48,8 @@ class Finding:
     fix: Fix | None = None
     # The reported line's source, for baselines.
     line_text: str = field(default="", compare=False)
+    # Why the default mode leaves it out (set on findings strict mode adds).
+    suppressed_by: str | None = None
 
 
 @dataclass
@@ -59,6 +61,8 @@ class FileAnalysis:
     findings: list[Finding]
     module: object | None = None  # libcst.Module; typed loosely to import lazily
     skipped: bool = False  # no family name in the bytes: never parsed
+    # Sites the default mode does not report, each with its reason.
+    suppressed: list[Finding] = field(default_factory=list)
 
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
@@ -145,7 +149,7 @@ def analyze_source(
     from vllm_spec_lint.fixes import fix_from_plan
 
     lines = split_lines(module.code)
-    findings = []
+    findings, suppressed = [], []
     for visitor in visitors:
         for report in visitor.reports:
             span = context.positions[report.node]
@@ -156,16 +160,24 @@ def analyze_source(
                 and noqa.is_suppressed(lines[row - 1], report.code)
             ):
                 continue
-            findings.append(
-                Finding(
-                    report.code,
-                    report.message,
-                    path,
-                    (row, span.start.column + 1),
-                    (span.end.line, span.end.column + 1),
-                    fix=fix_from_plan(context, report.fix) if report.fix else None,
-                    line_text=lines[row - 1] if row <= len(lines) else "",
-                )
+            fix = fix_from_plan(context, report.fix) if report.fix else None
+            if report.suppressed_by and fix is not None:
+                # The author chose this code: changing it is never safe.
+                fix = replace(fix, applicability="unsafe")
+            finding = Finding(
+                report.code,
+                report.message,
+                path,
+                (row, span.start.column + 1),
+                (span.end.line, span.end.column + 1),
+                fix=fix,
+                line_text=lines[row - 1] if row <= len(lines) else "",
+                suppressed_by=report.suppressed_by,
             )
+            if report.suppressed_by and not config.strict:
+                suppressed.append(finding)
+            else:
+                findings.append(finding)
     findings.sort(key=lambda f: (f.location, f.code))
-    return FileAnalysis(path, findings, module)
+    suppressed.sort(key=lambda f: (f.location, f.code))
+    return FileAnalysis(path, findings, module, suppressed=suppressed)

@@ -38,6 +38,11 @@ def _add_selection_options(parser: argparse.ArgumentParser) -> None:
         help="also check files that .gitignore excludes",
     )
     parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="also report checks that narrowing or deliberate handling suppress",
+    )
+    parser.add_argument(
         "--force-exclude",
         action="store_true",
         help="apply exclusions to files named on the command line too (pre-commit)",
@@ -72,6 +77,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check.add_argument(
         "--write-baseline", type=Path, help="record the current findings as a baseline"
+    )
+    check.add_argument(
+        "--explain-suppressions",
+        action="store_true",
+        help="print each site the default mode does not report, and why",
     )
     check.add_argument(
         "--show-stale",
@@ -127,6 +137,8 @@ def _config_for(args: argparse.Namespace) -> Config:
         changes["line_length"] = args.line_length
     if getattr(args, "no_respect_gitignore", False):
         changes["respect_gitignore"] = False
+    if getattr(args, "strict", False):
+        changes["strict"] = True
     return replace(config, **changes)
 
 
@@ -200,6 +212,8 @@ def command_check(args: argparse.Namespace, config: Config) -> int:
         text = report.format_sarif(findings)
     else:
         text = report.format_text(findings, files_checked=len(checked.results))
+    if args.explain_suppressions:
+        text = report.format_suppressions(checked.suppressed) + text
     _write(text, args.output_file)
     return EXIT_FINDINGS if findings and not args.exit_zero else EXIT_CLEAN
 

@@ -9,11 +9,22 @@ from collections import Counter
 from vllm_spec_lint.analysis import Finding
 
 
+def _text_line(f: Finding) -> str:
+    line = f"{f.path}:{f.location[0]}:{f.location[1]}: {f.code} {f.message}"
+    return line + (f" [strict; {f.suppressed_by}]" if f.suppressed_by else "")
+
+
+def format_suppressions(suppressed: list[Finding]) -> str:
+    """One line per site the default mode does not report, with the reason."""
+    return "".join(
+        f"{f.path}:{f.location[0]}:{f.location[1]}: {f.code} not reported: "
+        f"{f.suppressed_by}\n"
+        for f in suppressed
+    )
+
+
 def format_text(findings: list[Finding], *, files_checked: int) -> str:
-    lines = [
-        f"{f.path}:{f.location[0]}:{f.location[1]}: {f.code} {f.message}"
-        for f in findings
-    ]
+    lines = [_text_line(f) for f in findings]
     fixable = sum(1 for f in findings if f.fix is not None)
     if findings:
         summary = f"Found {len(findings)} error{'s' if len(findings) != 1 else ''}"
@@ -57,6 +68,7 @@ def finding_as_json(finding: Finding) -> dict:
         "fix": fix,
         "noqa_row": finding.location[0],
         "url": None,
+        "suppressed_by": finding.suppressed_by,
     }
 
 

@@ -37,6 +37,7 @@ class FileResult:
     fixed_source: bytes | None = None
     fixed: int = 0
     failure: str | None = None
+    suppressed: list[Finding] = field(default_factory=list)
 
 
 @dataclass
@@ -48,6 +49,10 @@ class CheckRun:
     @property
     def findings(self) -> list[Finding]:
         return [f for r in self.results for f in r.findings]
+
+    @property
+    def suppressed(self) -> list[Finding]:
+        return [f for r in self.results for f in r.suppressed]
 
 
 def _module_file_candidates(roots: list[Path], module_path: str):
@@ -104,7 +109,7 @@ def process_file(
         analysis = analyze_source(
             text, name, config, hierarchy, module_name=module_name
         )
-        return FileResult(name, analysis.findings)
+        return FileResult(name, analysis.findings, suppressed=analysis.suppressed)
     from vllm_spec_lint.fixes import fix_source
 
     outcome = fix_source(

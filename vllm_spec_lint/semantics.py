@@ -120,6 +120,12 @@ class FileContext:
         self._scopes = wrapper.resolve(ScopeProvider)
         self.positions = wrapper.resolve(PositionProvider)
 
+    @cached_property
+    def narrowing(self):
+        from vllm_spec_lint.narrowing import Narrowing
+
+        return Narrowing(self)
+
     @property
     def families(self) -> tuple[Family, ...]:
         return self.config.families

@@ -26,6 +26,8 @@ class Report:
     node: cst.CSTNode
     message: str
     fix: FixPlan | None = None
+    # Why the default mode does not report it (narrowing.py); strict mode does.
+    suppressed_by: str | None = None
 
 
 @dataclass(frozen=True)
@@ -52,8 +54,22 @@ class Rule(cst.BatchableCSTVisitor):
         self.context = context
         self.reports: list[Report] = []
 
-    def report(self, node: cst.CSTNode, message: str, fix: FixPlan | None = None):
-        self.reports.append(Report(self.CODE, node, message, fix))
+    def report(
+        self,
+        node: cst.CSTNode,
+        message: str,
+        fix: FixPlan | None = None,
+        suppressed_by: str | None = None,
+    ):
+        self.reports.append(Report(self.CODE, node, message, fix, suppressed_by))
+
+    def suppression(
+        self, test: TypeTest, family: Family, missing: list[str]
+    ) -> str | None:
+        """Why a check that leaves out ``missing`` is fine as written, if it is."""
+        return self.context.narrowing.reason(
+            test.node, test.target, family, missing, test.positive
+        )
 
     # Shared by the class-test rules (VSL001, VSL002).
     def missing_companions(self, test: TypeTest, family: Family) -> list[str]:

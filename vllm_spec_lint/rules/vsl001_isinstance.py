@@ -25,6 +25,12 @@ class IsinstanceLeavesOutCompanion(Rule):
     same value for it. The class may be named directly, through an alias or
     a module attribute, in a tuple (nested, starred), or in an ``A | B`` union.
 
+    By default a check is not reported when ``SlidingWindowMLASpec`` cannot
+    reach it (an earlier guard, branch or early exit in the same function
+    rules it out), when the function tests the same value for it elsewhere,
+    or when the check is an assert that fails loudly; ``--strict`` reports
+    those too, and ``--explain-suppressions`` says why each was left out.
+
     Fix (safe): add ``SlidingWindowMLASpec`` right after ``MLAAttentionSpec``
     and import it where ``MLAAttentionSpec`` comes from.
 
@@ -95,10 +101,12 @@ class IsinstanceLeavesOutCompanion(Rule):
                     if self.context.is_builtin(node.func, "issubclass")
                     else "isinstance"
                 )
+                reason = self.suppression(test, family, missing)
                 for ref in anchors:
                     self.report(
                         ref.node,
                         f"{func}() check against {short_name(family.anchor)} "
                         f"leaves out {describe(missing)}",
                         add_companions(self.context, ref.node, missing),
+                        reason,
                     )

@@ -72,12 +72,14 @@ class ExactTypeLeavesOutCompanion(Rule):
             if not anchors:
                 continue
             missing = self.missing_companions(test, family)
+            reason = self.suppression(test, family, missing) if missing else None
             for ref in anchors if missing else ():
                 self.report(
                     ref.node,
                     f"exact type comparison with {short_name(family.anchor)} "
                     f"leaves out {describe(missing)}",
                     self._fix(node, test.classinfo, ref.node, missing, test.positive),
+                    reason,
                 )
 
     def _fix(self, node, classinfo, anchor, missing, positive):

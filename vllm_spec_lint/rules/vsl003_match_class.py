@@ -94,6 +94,9 @@ class MatchClassLeavesOutCompanion(Rule):
                             f"case {short_name(family.anchor)}() has no "
                             f"{describe(missing)}() alternative",
                             add_companion_patterns(ctx, pattern, missing),
+                            ctx.narrowing.reason(
+                                pattern, node.subject, family, missing, positive=False
+                            ),
                         )
             earlier |= {
                 cls for p, cls in patterns if cls and catches_every_instance(case, p)

@@ -1,0 +1,425 @@
+"""Default-mode precision: narrowing, deliberate handling and loud failures,
+each case with the twin that must still be reported. Sources are written
+for these tests in vLLM's style."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+
+from tests.conftest import run_cli
+from vllm_spec_lint.analysis import analyze_source
+from vllm_spec_lint.config import Config
+from vllm_spec_lint.families import KV_CACHE_INTERFACE, ClassHierarchy
+
+HEADER = (
+    "from vllm.v1.kv_cache_interface import (\n"
+    "    AttentionSpec,\n"
+    "    FullAttentionSpec,\n"
+    "    KVCacheSpec,\n"
+    "    MLAAttentionSpec,\n"
+    "    SlidingWindowMLASpec,\n"
+    "    SlidingWindowSpec,\n"
+    ")\n\n\n"
+)
+
+
+def analyse(body: str, config: Config | None = None, hierarchy=None):
+    return analyze_source(
+        HEADER + textwrap.dedent(body), "layers.py", config or Config(), hierarchy
+    )
+
+
+def reported(body: str) -> list[int]:
+    """Rows of the findings the default mode reports (0 = the header's end)."""
+    offset = HEADER.count("\n")
+    return [f.location[0] - offset for f in analyse(body).findings]
+
+
+def reason(body: str) -> str:
+    [suppressed] = analyse(body).suppressed
+    return suppressed.suppressed_by
+
+
+CASES = {
+    # name: (suppressed source, its twin that must be reported, reason prefix)
+    "and-conjunct": (
+        """\
+        def f(spec: KVCacheSpec) -> bool:
+            return isinstance(spec, FullAttentionSpec) and not isinstance(spec, MLAAttentionSpec)
+        """,
+        """\
+        def f(spec: KVCacheSpec) -> bool:
+            return isinstance(spec, AttentionSpec) and not isinstance(spec, MLAAttentionSpec)
+        """,
+        "narrowed",
+    ),
+    "or-operand": (
+        """\
+        def f(spec: KVCacheSpec) -> bool:
+            return not isinstance(spec, FullAttentionSpec) or isinstance(spec, MLAAttentionSpec)
+        """,
+        """\
+        def f(spec: KVCacheSpec) -> bool:
+            return not isinstance(spec, AttentionSpec) or isinstance(spec, MLAAttentionSpec)
+        """,
+        "narrowed",
+    ),
+    "enclosing-if": (
+        """\
+        def f(spec: KVCacheSpec) -> int:
+            if isinstance(spec, FullAttentionSpec):
+                if isinstance(spec, MLAAttentionSpec):
+                    return 1
+            return 0
+        """,
+        """\
+        def f(spec: KVCacheSpec) -> int:
+            if isinstance(spec, AttentionSpec):
+                if isinstance(spec, MLAAttentionSpec):
+                    return 1
+            return 0
+        """,
+        "narrowed",
+    ),
+    "else-branch": (
+        """\
+        def f(spec: KVCacheSpec) -> int:
+            if isinstance(spec, SlidingWindowMLASpec):
+                return 2
+            else:
+                return 1 if isinstance(spec, MLAAttentionSpec) else 0
+        """,
+        """\
+        def f(spec: KVCacheSpec) -> int:
+            if isinstance(spec, FullAttentionSpec):
+                return 2
+            else:
+                return 1 if isinstance(spec, MLAAttentionSpec) else 0
+        """,
+        "narrowed",
+    ),
+    "earlier-elif": (
+        """\
+        def f(spec: KVCacheSpec) -> int:
+            if not isinstance(spec, FullAttentionSpec):
+                return 0
+            elif isinstance(spec, MLAAttentionSpec):
+                return 1
+            return 2
+        """,
+        """\
+        def f(spec: KVCacheSpec) -> int:
+            if not isinstance(spec, AttentionSpec):
+                return 0
+            elif isinstance(spec, MLAAttentionSpec):
+                return 1
+            return 2
+        """,
+        "narrowed",
+    ),
+    "early-return": (
+        """\
+        def f(spec: KVCacheSpec) -> bool:
+            if isinstance(spec, SlidingWindowMLASpec):
+                return False
+            log(spec)
+            return isinstance(spec, MLAAttentionSpec)
+        """,
+        # An assignment to the target between guard and check.
+        """\
+        def f(spec: KVCacheSpec) -> bool:
+            if isinstance(spec, SlidingWindowMLASpec):
+                return False
+            spec = resolve(spec)
+            return isinstance(spec, MLAAttentionSpec)
+        """,
+        "narrowed",
+    ),
+    "early-raise-in-loop-continue": (
+        """\
+        def f(specs: list[KVCacheSpec]) -> int:
+            n = 0
+            for spec in specs:
+                if isinstance(spec, SlidingWindowMLASpec):
+                    continue
+                n += isinstance(spec, MLAAttentionSpec)
+            return n
+        """,
+        # A different target.
+        """\
+        def f(specs: list[KVCacheSpec], other: KVCacheSpec) -> int:
+            n = 0
+            for spec in specs:
+                if isinstance(other, SlidingWindowMLASpec):
+                    continue
+                n += isinstance(spec, MLAAttentionSpec)
+            return n
+        """,
+        "narrowed",
+    ),
+    "assert-on-target": (
+        """\
+        def f(spec: KVCacheSpec) -> bool:
+            assert not isinstance(spec, SlidingWindowMLASpec)
+            return isinstance(spec, MLAAttentionSpec)
+        """,
+        # The guard sits in another function.
+        """\
+        def check(spec: KVCacheSpec) -> None:
+            assert not isinstance(spec, SlidingWindowMLASpec)
+
+
+        def f(spec: KVCacheSpec) -> bool:
+            check(spec)
+            return isinstance(spec, MLAAttentionSpec)
+        """,
+        "narrowed",
+    ),
+    "exit-without-exit": (
+        """\
+        def f(spec: KVCacheSpec) -> bool:
+            if isinstance(spec, SlidingWindowMLASpec):
+                raise ValueError("compressed layers are not supported here")
+            return isinstance(spec, MLAAttentionSpec)
+        """,
+        # The branch does not leave: a companion still gets to the check.
+        """\
+        def f(spec: KVCacheSpec) -> bool:
+            if isinstance(spec, SlidingWindowSpec):
+                log("sliding window layer")
+            return isinstance(spec, MLAAttentionSpec)
+        """,
+        "narrowed",
+    ),
+    "elements-assert-all": (
+        """\
+        def f(specs: list[KVCacheSpec]) -> bool:
+            assert all(isinstance(s, FullAttentionSpec) for s in specs)
+            return any(isinstance(spec, MLAAttentionSpec) for spec in specs)
+        """,
+        """\
+        def f(specs: list[KVCacheSpec], others: list[KVCacheSpec]) -> bool:
+            assert all(isinstance(s, FullAttentionSpec) for s in specs)
+            return any(isinstance(spec, MLAAttentionSpec) for spec in others)
+        """,
+        "narrowed",
+    ),
+    "elements-early-exit-any": (
+        """\
+        def f(kv_cache_spec: dict[str, KVCacheSpec]) -> dict[str, KVCacheSpec] | None:
+            if any(isinstance(s, SlidingWindowMLASpec) for s in kv_cache_spec.values()):
+                return None
+            return {
+                name: spec
+                for name, spec in kv_cache_spec.items()
+                if isinstance(spec, MLAAttentionSpec)
+            }
+        """,
+        """\
+        def f(kv_cache_spec: dict[str, KVCacheSpec]) -> dict[str, KVCacheSpec] | None:
+            if any(isinstance(s, SlidingWindowMLASpec) for s in kv_cache_spec.values()):
+                return None
+            kv_cache_spec = load_more(kv_cache_spec)
+            return {
+                name: spec
+                for name, spec in kv_cache_spec.items()
+                if isinstance(spec, MLAAttentionSpec)
+            }
+        """,
+        "narrowed",
+    ),
+    "elements-for-loop": (
+        """\
+        def f(specs: list[KVCacheSpec]) -> int:
+            assert all(isinstance(s, FullAttentionSpec) for s in specs)
+            n = 0
+            for spec in specs:
+                if isinstance(spec, MLAAttentionSpec):
+                    n += 1
+            return n
+        """,
+        """\
+        def f(specs: list[KVCacheSpec]) -> int:
+            assert all(isinstance(s, AttentionSpec) for s in specs)
+            n = 0
+            for spec in specs:
+                if isinstance(spec, MLAAttentionSpec):
+                    n += 1
+            return n
+        """,
+        "narrowed",
+    ),
+    "deliberate-same-target": (
+        """\
+        def kind(spec: KVCacheSpec) -> str:
+            if isinstance(spec, MLAAttentionSpec):
+                return "mla"
+            if isinstance(spec, SlidingWindowMLASpec):
+                return "swa-mla"
+            return "other"
+        """,
+        """\
+        def kind(spec: KVCacheSpec, other: KVCacheSpec) -> str:
+            if isinstance(spec, MLAAttentionSpec):
+                return "mla"
+            if isinstance(other, SlidingWindowMLASpec):
+                return "swa-mla"
+            return "other"
+        """,
+        "deliberate",
+    ),
+    "deliberate-reassigned-between": (
+        """\
+        def kind(spec: KVCacheSpec) -> str:
+            mla = isinstance(spec, MLAAttentionSpec)
+            swa = isinstance(spec, SlidingWindowMLASpec)
+            return f"{mla}-{swa}"
+        """,
+        """\
+        def kind(spec: KVCacheSpec) -> str:
+            mla = isinstance(spec, MLAAttentionSpec)
+            spec = spec.inner
+            swa = isinstance(spec, SlidingWindowMLASpec)
+            return f"{mla}-{swa}"
+        """,
+        "deliberate",
+    ),
+    "deliberate-same-collection": (
+        """\
+        def kinds(specs: list[KVCacheSpec]) -> tuple[bool, bool]:
+            has_mla = any(isinstance(s, MLAAttentionSpec) for s in specs)
+            has_swa_mla = any(isinstance(t, SlidingWindowMLASpec) for t in specs)
+            return has_mla, has_swa_mla
+        """,
+        """\
+        def kinds(specs: list[KVCacheSpec], more: list[KVCacheSpec]) -> tuple[bool, bool]:
+            has_mla = any(isinstance(s, MLAAttentionSpec) for s in specs)
+            has_swa_mla = any(isinstance(t, SlidingWindowMLASpec) for t in more)
+            return has_mla, has_swa_mla
+        """,
+        "deliberate",
+    ),
+    "positive-assert": (
+        """\
+        def f(spec: KVCacheSpec) -> int:
+            assert isinstance(spec, MLAAttentionSpec), "MLA only"
+            return spec.block_size
+        """,
+        """\
+        def f(spec: KVCacheSpec) -> int:
+            assert not isinstance(spec, MLAAttentionSpec), "no MLA here"
+            return spec.block_size
+        """,
+        "assert",
+    ),
+    "assert-all": (
+        """\
+        def f(specs: list[KVCacheSpec]) -> None:
+            assert all(isinstance(s, MLAAttentionSpec) for s in specs)
+        """,
+        """\
+        def f(specs: list[KVCacheSpec]) -> None:
+            assert any(isinstance(s, MLAAttentionSpec) for s in specs)
+        """,
+        "assert",
+    ),
+    "raise-unless-all": (
+        """\
+        def f(specs: list[KVCacheSpec]) -> None:
+            if not all(isinstance(s, MLAAttentionSpec) for s in specs):
+                raise ValueError("MLA only")
+        """,
+        """\
+        def f(specs: list[KVCacheSpec]) -> None:
+            if not all(isinstance(s, MLAAttentionSpec) for s in specs):
+                log("not all MLA")
+        """,
+        "raise",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_suppressed_case_and_its_reported_twin(name):
+    suppressed, twin, prefix = CASES[name]
+    assert reported(suppressed) == []
+    assert reason(suppressed).startswith(prefix + ":")
+    assert len(reported(twin)) == 1, "the twin must still be reported"
+
+
+def test_strict_reports_everything_with_the_reason():
+    suppressed, _, _ = CASES["and-conjunct"]
+    [finding] = analyse(suppressed, Config(strict=True)).findings
+    assert finding.suppressed_by.startswith(
+        "narrowed: `isinstance(spec, FullAttentionSpec)`"
+    )
+    assert finding.fix is not None and finding.fix.applicability == "unsafe"
+
+
+def test_default_reported_findings_carry_safe_fixes_and_no_reason():
+    _, twin, _ = CASES["and-conjunct"]
+    [finding] = analyse(twin).findings
+    assert finding.suppressed_by is None and finding.fix.applicability == "safe"
+
+
+def test_narrowing_follows_the_trees_hierarchy():
+    # In a tree where the companion derives from FullAttentionSpec, a
+    # FullAttentionSpec conjunct no longer keeps it out.
+    bases = {
+        "KVCacheSpec": (),
+        "AttentionSpec": ("KVCacheSpec",),
+        "FullAttentionSpec": ("AttentionSpec",),
+        "MLAAttentionSpec": ("FullAttentionSpec",),
+        "SlidingWindowMLASpec": ("FullAttentionSpec",),
+    }
+    hierarchy = ClassHierarchy.default().with_module(KV_CACHE_INTERFACE, bases, "test")
+    suppressed, _, _ = CASES["and-conjunct"]
+    assert len(analyse(suppressed, hierarchy=hierarchy).findings) == 1
+
+
+@pytest.fixture
+def tree(tmp_path):
+    (tmp_path / "layers.py").write_text(
+        HEADER + textwrap.dedent(CASES["and-conjunct"][0])
+    )
+    (tmp_path / "twin.py").write_text(
+        HEADER + textwrap.dedent(CASES["and-conjunct"][1])
+    )
+    return tmp_path
+
+
+def test_cli_strict_json_and_explain_suppressions(tree):
+    default = json.loads(run_cli("check", "--format", "json", ".", cwd=tree).stdout)
+    assert [(f["filename"].rsplit("/", 1)[1], f["suppressed_by"]) for f in default] == [
+        ("twin.py", None)
+    ]
+    strict = json.loads(
+        run_cli("check", "--strict", "--format", "json", ".", cwd=tree).stdout
+    )
+    assert len(strict) == 2
+    assert [
+        f["suppressed_by"][:9] for f in strict if f["filename"].endswith("layers.py")
+    ] == ["narrowed:"]
+    out = run_cli("check", "--explain-suppressions", ".", cwd=tree)
+    assert "layers.py:12:73: VSL001 not reported: narrowed:" in out.stdout
+    (tree / "pyproject.toml").write_text("[tool.vllm-spec-lint]\nstrict = true\n")
+    assert (
+        len(json.loads(run_cli("check", "--format", "json", ".", cwd=tree).stdout)) == 2
+    )
+
+
+def test_fix_leaves_suppressed_sites_alone(tree):
+    before = (tree / "layers.py").read_text()
+    run_cli("fix", ".", cwd=tree)
+    assert (tree / "layers.py").read_text() == before
+    assert "SlidingWindowMLASpec)" in (tree / "twin.py").read_text()
+    # Strict mode offers their fix as unsafe only.
+    run_cli("fix", "--strict", ".", cwd=tree)
+    assert (tree / "layers.py").read_text() == before
+    run_cli("fix", "--strict", "--unsafe-fixes", ".", cwd=tree)
+    assert (
+        "(MLAAttentionSpec, SlidingWindowMLASpec)" in (tree / "layers.py").read_text()
+    )
