@@ -59,7 +59,7 @@ NEEDS_COMPANION_0_33_0 = [
 
 
 def _check_json(tree, *args):
-    out = run_cli("check", "--format", "json", *args, ".", cwd=tree)
+    out = run_cli("check", "--no-cache", "--format", "json", *args, ".", cwd=tree)
     assert out.returncode in (0, 1), out.stderr
     return json.loads(out.stdout)
 

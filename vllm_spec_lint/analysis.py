@@ -54,15 +54,17 @@ class Finding:
 
 @dataclass
 class FileAnalysis:
-    """What analysing one file gave: findings, plus the parsed module when
-    there was one, so fixes can be applied without parsing again."""
+    """What analysing one file gave."""
 
     path: str
     findings: list[Finding]
-    module: object | None = None  # libcst.Module; typed loosely to import lazily
-    skipped: bool = False  # no family name in the bytes: never parsed
     # Sites the default mode does not report, each with its reason.
     suppressed: list[Finding] = field(default_factory=list)
+
+
+def wanted(finding: Finding, unsafe: bool) -> bool:
+    """Whether a fix run applies this finding's fix."""
+    return finding.fix is not None and (unsafe or finding.fix.applicability == "safe")
 
 
 _NEWLINE = re.compile(r"\r\n|\r|\n")
@@ -95,8 +97,17 @@ def _ignored_for_path(path: str, config: Config) -> tuple[str, ...]:
     )
 
 
+def _parse_error_of(exc: BaseException, path: str) -> Finding:
+    if isinstance(exc, SyntaxError):
+        row, column = exc.lineno or 1, exc.offset or 1
+        return parse_error(path, f"cannot parse: {exc.msg}", row, max(column, 1))
+    if isinstance(exc, (RecursionError, MemoryError)):
+        return parse_error(path, "cannot parse: nested too deeply")
+    return parse_error(path, f"cannot parse: {exc}")
+
+
 def analyze_source(
-    source: bytes | str,
+    source: str,
     path: str,
     config: Config,
     hierarchy: ClassHierarchy | None = None,
@@ -104,56 +115,65 @@ def analyze_source(
     module_name: str | None = None,
     apply_noqa: bool = True,
 ) -> FileAnalysis:
-    """Run every selected rule over one file's source.
+    """Run every selected rule over one file's (decoded) source.
 
     ``module_name`` (``vllm.v1.core.x``) resolves relative imports and
     recognises a family's own module; ``apply_noqa`` is off for flake8,
     which applies ``# noqa`` itself.
     """
+    import ast
+
     import libcst as cst
     from libcst.metadata import MetadataWrapper
 
     from vllm_spec_lint.rules import ALL_RULES
     from vllm_spec_lint.semantics import FileContext
+    from vllm_spec_lint.slicing import relevant_source
 
     hierarchy = hierarchy or ClassHierarchy.default()
     ignored = _ignored_for_path(path, config)
     rules = [r for r in ALL_RULES if config.is_enabled(r.CODE, ignored)]
     report_errors = config.is_enabled(PARSE_ERROR_CODE, ignored)
+    anchors = frozenset(short_name(f.anchor) for f in config.families)
     try:
-        module = cst.parse_module(source)
+        # CPython's parser decides what is valid Python; libcst then sees
+        # only the parts of the file the rules can act on (slicing.py).
+        tree = ast.parse(source)
+        relevant = relevant_source(source, tree, anchors)
+        module = cst.parse_module(relevant.text)
     except cst.ParserSyntaxError as e:
         error = parse_error(
             path, f"cannot parse: {e.message}", e.raw_line, e.raw_column + 1
         )
         return FileAnalysis(path, [error] if report_errors else [])
-    except (UnicodeDecodeError, LookupError, SyntaxError) as e:
-        error = parse_error(path, f"cannot decode: {e}")
-        return FileAnalysis(path, [error] if report_errors else [])
-    except RecursionError:
-        error = parse_error(path, "cannot parse: nested too deeply")
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as e:
+        error = _parse_error_of(e, path)
         return FileAnalysis(path, [error] if report_errors else [])
     if not rules:
-        return FileAnalysis(path, [], module)
+        return FileAnalysis(path, [])
     try:
         wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
         context = FileContext(
-            wrapper, config=config, hierarchy=hierarchy, module_name=module_name
+            wrapper,
+            config=config,
+            hierarchy=hierarchy,
+            module_name=module_name,
+            rows=relevant.rows,
         )
         visitors = [rule(context) for rule in rules]
         wrapper.visit_batched(visitors)
     except RecursionError:
         error = parse_error(path, "cannot analyse: nested too deeply")
-        return FileAnalysis(path, [error] if report_errors else [], module)
+        return FileAnalysis(path, [error] if report_errors else [])
 
     from vllm_spec_lint.fixes import fix_from_plan
 
-    lines = split_lines(module.code)
+    lines = split_lines(source)
     findings, suppressed = [], []
     for visitor in visitors:
         for report in visitor.reports:
-            span = context.positions[report.node]
-            row = span.start.line
+            start, end = context.span(report.node)
+            row = start[0]
             if (
                 apply_noqa
                 and row <= len(lines)
@@ -168,8 +188,8 @@ def analyze_source(
                 report.code,
                 report.message,
                 path,
-                (row, span.start.column + 1),
-                (span.end.line, span.end.column + 1),
+                start,
+                end,
                 fix=fix,
                 line_text=lines[row - 1] if row <= len(lines) else "",
                 suppressed_by=report.suppressed_by,
@@ -180,4 +200,4 @@ def analyze_source(
                 findings.append(finding)
     findings.sort(key=lambda f: (f.location, f.code))
     suppressed.sort(key=lambda f: (f.location, f.code))
-    return FileAnalysis(path, findings, module, suppressed=suppressed)
+    return FileAnalysis(path, findings, suppressed=suppressed)

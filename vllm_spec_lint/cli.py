@@ -38,6 +38,15 @@ def _add_selection_options(parser: argparse.ArgumentParser) -> None:
         help="also check files that .gitignore excludes",
     )
     parser.add_argument(
+        "--jobs",
+        "-j",
+        type=int,
+        help="worker processes for parsing (default: all cores)",
+    )
+    parser.add_argument(
+        "--no-cache", action="store_true", help="neither read nor write the cache"
+    )
+    parser.add_argument(
         "--strict",
         action="store_true",
         help="also report checks that narrowing or deliberate handling suppress",
@@ -179,7 +188,13 @@ def command_check(args: argparse.Namespace, config: Config) -> int:
     from vllm_spec_lint import baseline, report
     from vllm_spec_lint.runner import run
 
-    checked = run(args.paths, config, force_exclude=args.force_exclude)
+    checked = run(
+        args.paths,
+        config,
+        force_exclude=args.force_exclude,
+        jobs=args.jobs,
+        use_cache=not args.no_cache,
+    )
     for warning in checked.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     findings = checked.findings
@@ -229,6 +244,8 @@ def command_fix(args: argparse.Namespace, config: Config) -> int:
         unsafe=args.unsafe_fixes,
         write=not args.diff,
         force_exclude=args.force_exclude,
+        jobs=args.jobs,
+        use_cache=not args.no_cache,
     )
     for warning in fixed.warnings:
         print(f"warning: {warning}", file=sys.stderr)
@@ -281,6 +298,8 @@ def command_codemod(args: argparse.Namespace, config: Config) -> int:
         write=not args.diff,
         progress=_progress if sys.stderr.isatty() else None,
     )
+    for warning in result.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     changed = [r for r in result.results if r.fixed_source is not None]
     if args.diff:
         sys.stdout.write(

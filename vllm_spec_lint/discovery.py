@@ -31,11 +31,28 @@ def _gitignore(folder: Path) -> pathspec.GitIgnoreSpec | None:
     return pathspec.GitIgnoreSpec.from_lines(text.splitlines())
 
 
+@functools.cache
 def _git_root(folder: Path) -> Path | None:
+    if (folder / ".git").exists():
+        return folder
+    return None if folder.parent == folder else _git_root(folder.parent)
+
+
+@functools.cache
+def _gitignores_above(folder: str) -> tuple[tuple[Path, pathspec.GitIgnoreSpec], ...]:
+    """The ``.gitignore`` files that apply in ``folder``, up to the git root."""
+    folder = Path(folder)
+    top = _git_root(folder)
+    if top is None:
+        return ()
+    found = []
     for candidate in (folder, *folder.parents):
-        if (candidate / ".git").exists():
-            return candidate
-    return None
+        spec = _gitignore(candidate)
+        if spec is not None:
+            found.append((candidate, spec))
+        if candidate == top:
+            break
+    return tuple(found)
 
 
 class Excluder:
@@ -44,37 +61,28 @@ class Excluder:
 
     def __init__(self, config: Config):
         self.config = config
-        self.root = config.root.resolve()
+        self.root = os.path.abspath(config.root)
         self.patterns = pathspec.GitIgnoreSpec.from_lines(config.exclude)
 
-    def _gitignores_for(
-        self, path: Path
-    ) -> Iterator[tuple[Path, pathspec.GitIgnoreSpec]]:
-        top = _git_root(path.parent)
-        if top is None:
-            return
-        for folder in (path.parent, *path.parent.parents):
-            spec = _gitignore(folder)
-            if spec is not None:
-                yield folder, spec
-            if folder == top:
-                return
-
     def excludes(self, path: Path, is_dir: bool) -> bool:
-        path = path.absolute()
-        if path.name in DEFAULT_EXCLUDES:
+        return self.excludes_entry(os.path.abspath(path), is_dir)
+
+    def excludes_entry(self, path: str, is_dir: bool) -> bool:
+        """``path`` is absolute; works on strings, as it runs for every entry."""
+        folder, name = os.path.split(path)
+        if name in DEFAULT_EXCLUDES:
             return True
         suffix = "/" if is_dir else ""
         if self.config.exclude:
-            try:
-                relative = path.relative_to(self.root).as_posix()
-            except ValueError:
-                relative = None
-            if relative and self.patterns.match_file(relative + suffix):
+            relative = os.path.relpath(path, self.root)
+            if not relative.startswith("..") and self.patterns.match_file(
+                Path(relative).as_posix() + suffix
+            ):
                 return True
         if self.config.respect_gitignore:
-            for folder, spec in self._gitignores_for(path):
-                if spec.match_file(path.relative_to(folder).as_posix() + suffix):
+            for top, spec in _gitignores_above(folder):
+                relative = Path(os.path.relpath(path, top)).as_posix()
+                if spec.match_file(relative + suffix):
                     return True
         return False
 
@@ -94,37 +102,46 @@ def iter_python_files(
     ``follow_links``, links leading outside the given roots are passed over.
     """
     excluder = Excluder(config)
-    roots = [p.resolve() for p in paths]
-    seen: set[Path] = set()
+    roots = [os.path.realpath(p) for p in paths]
+    seen: set[str] = set()
     for path in paths:
         if force_exclude and excluder.excludes(path, is_dir=path.is_dir()):
             continue
         if not path.is_dir():
-            if path not in seen:
-                seen.add(path)
+            if str(path) not in seen:
+                seen.add(str(path))
                 yield path  # missing or unreadable: the reader reports it
             continue
         for folder, dirs, files in os.walk(path, followlinks=follow_links):
-            base = Path(folder)
-            dirs[:] = sorted(d for d in dirs if not excluder.excludes(base / d, True))
+            absolute = os.path.abspath(folder)
+            dirs[:] = sorted(
+                d
+                for d in dirs
+                if not excluder.excludes_entry(os.path.join(absolute, d), True)
+            )
             for name in sorted(files):
                 if not name.endswith(PYTHON_SUFFIXES):
                     continue
-                file = base / name
-                if file in seen or excluder.excludes(file, is_dir=False):
+                file = os.path.join(folder, name)
+                if file in seen or excluder.excludes_entry(
+                    os.path.join(absolute, name), is_dir=False
+                ):
                     continue
                 try:
-                    mode = os.stat(file).st_mode
+                    info = os.lstat(file)
+                    if stat.S_ISLNK(info.st_mode):
+                        target = os.path.realpath(file)
+                        if not follow_links and not any(
+                            target == r or target.startswith(r + os.sep) for r in roots
+                        ):
+                            continue  # a link leading outside the given roots
+                        info = os.stat(file)
                 except OSError:
                     continue  # dangling link or vanished file
-                if not stat.S_ISREG(mode):
+                if not stat.S_ISREG(info.st_mode):
                     continue  # a pipe or device must never be opened
-                if file.is_symlink() and not follow_links:
-                    target = file.resolve()
-                    if not any(target.is_relative_to(r) for r in roots):
-                        continue
                 seen.add(file)
-                yield file
+                yield Path(file)
 
 
 @functools.cache

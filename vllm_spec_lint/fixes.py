@@ -11,7 +11,14 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from vllm_spec_lint.analysis import _NEWLINE, Edit, Finding, Fix, analyze_source
+from vllm_spec_lint.analysis import (
+    _NEWLINE,
+    Edit,
+    Finding,
+    Fix,
+    analyze_source,
+    wanted,
+)
 from vllm_spec_lint.config import Config
 from vllm_spec_lint.families import ClassHierarchy, short_name
 from vllm_spec_lint.rewrite import FixPlan, with_imported_names
@@ -33,8 +40,7 @@ def _position(ctx: FileContext, node: cst.CSTNode) -> tuple[tuple[int, int], ...
     # single lpar/rpar lie inside its own span.
     first = lpar[0] if isinstance(lpar, Sequence) and lpar else node
     last = rpar[-1] if isinstance(rpar, Sequence) and rpar else node
-    start, end = ctx.positions[first].start, ctx.positions[last].end
-    return (start.line, start.column + 1), (end.line, end.column + 1)
+    return ctx.span(first)[0], ctx.span(last)[1]
 
 
 def fix_from_plan(ctx: FileContext, plan: FixPlan) -> Fix | None:
@@ -65,8 +71,7 @@ def _import_edit(ctx: FileContext, plan: FixPlan) -> Edit | None:
         new = with_imported_names(statement, names)
         return Edit(ctx.module.code_for_node(new), start, end)
     line = ctx.parent(statement)
-    (row, column), _ = _position(ctx, line)
-    _, (end_row, _) = _position(ctx, line)
+    (_, column), (end_row, _) = _position(ctx, line)
     newline = ctx.module.default_newline
     text = "".join(
         " " * (column - 1)
@@ -139,10 +144,6 @@ class FixOutcome:
     fixed: int = 0
     remaining: list[Finding] = field(default_factory=list)
     failure: str | None = None
-
-
-def wanted(finding: Finding, unsafe: bool) -> bool:
-    return finding.fix is not None and (unsafe or finding.fix.applicability == "safe")
 
 
 def fix_source(

@@ -71,6 +71,10 @@ class FormatError(Exception):
     pass
 
 
+NO_RUFF_WARNING = (
+    "ruff is not installed: fixes are applied without formatting "
+    "(pip install 'vllm-spec-lint[format]')"
+)
 _warned = False
 
 
@@ -81,11 +85,7 @@ def formatter_for(path: str, line_length: int):
     ruff = find_ruff()
     if ruff is None:
         if not _warned:
-            print(
-                "warning: ruff is not installed: fixes are applied without "
-                "formatting (pip install 'vllm-spec-lint[format]')",
-                file=sys.stderr,
-            )
+            print(f"warning: {NO_RUFF_WARNING}", file=sys.stderr)
             _warned = True
         return None
     return RuffRangeFormatter(path, line_length, ruff)

@@ -197,7 +197,7 @@ class Narrowing:
         hierarchy = self.ctx.hierarchy
         for fact in self.facts_at(node, key):
             if all(excludes(fact, c, hierarchy) for c in missing):
-                line = self.ctx.positions[fact.test.node].start.line
+                line = self.ctx.line(fact.test.node)
                 return (
                     f"narrowed: `{_short(fact.test.node)}` (line {line}) already "
                     f"excludes {', '.join(short_name(c) for c in missing)}"
@@ -226,7 +226,7 @@ class Narrowing:
             if value is not None and not _reassigned_between(
                 ctx, function, value, node, other.node
             ):
-                line = ctx.positions[other.node].start.line
+                line = ctx.line(other.node)
                 return (
                     f"deliberate: line {line} tests `{code_of(other.target)}` for "
                     f"{', '.join(short_name(c) for c in missing if c in other.named)}"

@@ -3,16 +3,23 @@ hierarchy in the scanned tree, and running the core over many files."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import functools
+import multiprocessing
+import os
+import sys
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from vllm_spec_lint.analysis import (
+    PARSE_ERROR_CODE,
     Finding,
     analyze_source,
     might_have_findings,
     parse_error,
+    wanted,
 )
+from vllm_spec_lint.cache import ResultCache
 from vllm_spec_lint.config import Config
 from vllm_spec_lint.discovery import iter_python_files, module_name_for
 from vllm_spec_lint.families import ClassHierarchy, read_class_bases
@@ -22,7 +29,7 @@ from vllm_spec_lint.files import (
     read_source,
     write_atomically,
 )
-from vllm_spec_lint.formatting import formatter_for
+from vllm_spec_lint.formatting import NO_RUFF_WARNING, RuffRangeFormatter, find_ruff
 
 
 @dataclass
@@ -83,15 +90,18 @@ def load_hierarchy(
     return hierarchy
 
 
-def process_file(
-    path: Path,
-    config: Config,
-    hierarchy: ClassHierarchy,
-    *,
-    fix: bool = False,
-    unsafe: bool = False,
-    write: bool = False,
-) -> FileResult:
+@dataclass(frozen=True)
+class Mode:
+    """What a run does to each file."""
+
+    fix: bool = False
+    unsafe: bool = False
+    write: bool = False
+    ruff: str | None = None  # the formatter for fixed statements, if installed
+
+
+def _read(path: Path, config: Config) -> FileResult | bytes:
+    """The file's bytes when it needs analysing, else its result already."""
     name = str(path)
     try:
         source = read_source(path)
@@ -100,12 +110,31 @@ def process_file(
         return FileResult(name, [parse_error(name, f"cannot read: {reason}")])
     if not might_have_findings(source, config):
         return FileResult(name, [], skipped=True)
+    return source
+
+
+def analyze_file(
+    path: Path, source: bytes, config: Config, hierarchy: ClassHierarchy, mode: Mode
+) -> FileResult:
+    """Analyse (and with ``mode.fix``, fix) one file; runs in a worker."""
+    name = str(path)
+    try:
+        return _analyze_file(path, source, config, hierarchy, mode)
+    except Exception as e:  # one odd file must not stop the run
+        message = f"internal error, please report: {type(e).__name__}: {e}"
+        return FileResult(name, [parse_error(name, message)])
+
+
+def _analyze_file(
+    path: Path, source: bytes, config: Config, hierarchy: ClassHierarchy, mode: Mode
+) -> FileResult:
+    name = str(path)
     try:
         text, encoding = decode_source(source)
     except (SyntaxError, UnicodeDecodeError) as e:
         return FileResult(name, [parse_error(name, f"cannot decode: {e}")])
     module_name = module_name_for(path)
-    if not fix:
+    if not mode.fix:
         analysis = analyze_source(
             text, name, config, hierarchy, module_name=module_name
         )
@@ -118,15 +147,17 @@ def process_file(
         config,
         hierarchy,
         module_name=module_name,
-        unsafe=unsafe,
-        formatter=formatter_for(name, config.line_length),
+        unsafe=mode.unsafe,
+        formatter=RuffRangeFormatter(name, config.line_length, mode.ruff)
+        if mode.ruff
+        else None,
     )
     result = FileResult(name, outcome.remaining, failure=outcome.failure)
     if outcome.failure is None and outcome.text != text:
         result.original = source
         result.fixed_source = outcome.text.encode(encoding)
         result.fixed = outcome.fixed
-        if write:
+        if mode.write:
             try:
                 write_atomically(path, source, result.fixed_source)
             except (WriteRefused, OSError) as e:
@@ -138,6 +169,41 @@ def process_file(
     return result
 
 
+def _analyze_all(
+    work: list[tuple[Path, bytes]],
+    config: Config,
+    hierarchy: ClassHierarchy,
+    mode: Mode,
+    jobs: int,
+    progress: Callable[[], None],
+) -> Iterator[FileResult]:
+    """Results in the order of ``work``. A few files run in this process;
+    more go to a pool of ``jobs`` worker processes."""
+    task = functools.partial(
+        analyze_file, config=config, hierarchy=hierarchy, mode=mode
+    )
+    if jobs <= 1 or len(work) < 2:
+        for path, source in work:
+            yield task(path, source)
+            progress()
+        return
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    context = multiprocessing.get_context(
+        "fork" if sys.platform.startswith("linux") else "spawn"
+    )
+    with ProcessPoolExecutor(min(jobs, len(work)), mp_context=context) as pool:
+        futures = [pool.submit(task, path, source) for path, source in work]
+        for (path, _), future in zip(work, futures, strict=True):
+            try:
+                yield future.result()
+            except BrokenProcessPool:
+                message = "the analysis process died on this file"
+                yield FileResult(str(path), [parse_error(str(path), message)])
+            progress()
+
+
 def run(
     paths: list[Path],
     config: Config,
@@ -147,15 +213,52 @@ def run(
     write: bool = False,
     progress: Callable[[int, int], None] | None = None,
     force_exclude: bool = False,
+    jobs: int | None = None,
+    use_cache: bool = True,
 ) -> CheckRun:
     files = list(iter_python_files(paths, config, force_exclude=force_exclude))
     warnings: list[str] = []
     hierarchy = load_hierarchy(paths, files, config, warnings)
-    results = []
-    for done, path in enumerate(files, 1):
-        results.append(
-            process_file(path, config, hierarchy, fix=fix, unsafe=unsafe, write=write)
-        )
+    ruff = find_ruff() if fix else None
+    if fix and ruff is None:
+        warnings.append(NO_RUFF_WARNING)
+    mode = Mode(fix, unsafe, write, ruff)
+    cache = ResultCache(config.root, config, hierarchy) if use_cache else None
+    results: list[FileResult | None] = [None] * len(files)
+    work: list[tuple[int, Path, bytes, str | None]] = []
+    done = 0
+
+    def advance() -> None:
+        nonlocal done
+        done += 1
         if progress is not None:
             progress(done, len(files))
+
+    for index, path in enumerate(files):
+        read = _read(path, config)
+        key = None
+        if isinstance(read, bytes) and cache is not None:
+            key = cache.key(str(path), module_name_for(path), read)
+            hit = cache.get(key, str(path))
+            # A fix run can use an entry only when it holds nothing to fix.
+            if hit is not None and not (fix and any(wanted(f, unsafe) for f in hit[0])):
+                read = FileResult(str(path), hit[0], suppressed=hit[1])
+        if isinstance(read, FileResult):
+            results[index] = read
+            advance()
+        else:
+            work.append((index, path, read, key))
+    analysed = _analyze_all(
+        [(path, source) for _, path, source, _ in work],
+        config,
+        hierarchy,
+        mode,
+        jobs or os.cpu_count() or 1,
+        advance,
+    )
+    for (index, _, _, key), result in zip(work, analysed, strict=True):
+        results[index] = result
+        if cache is not None and key is not None and result.fixed_source is None:
+            if not any(f.code == PARSE_ERROR_CODE for f in result.findings):
+                cache.put(key, result.findings, result.suppressed)
     return CheckRun(results, hierarchy, warnings)

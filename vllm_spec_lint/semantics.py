@@ -109,8 +109,11 @@ class FileContext:
         config: Config,
         hierarchy: ClassHierarchy,
         module_name: str | None = None,
+        rows: list[int] | None = None,
     ):
         self.wrapper = wrapper
+        # Original row of each row of the parsed (sliced) source.
+        self._rows = rows
         self.module = wrapper.module
         self.config = config
         self.hierarchy = hierarchy
@@ -119,6 +122,20 @@ class FileContext:
         self._parents = wrapper.resolve(ParentNodeProvider)
         self._scopes = wrapper.resolve(ScopeProvider)
         self.positions = wrapper.resolve(PositionProvider)
+
+    def span(self, node: cst.CSTNode) -> tuple[tuple[int, int], tuple[int, int]]:
+        """1-based (row, column) start and end of ``node`` in the real file."""
+        position = self.positions[node]
+        return (
+            (self.row(position.start.line), position.start.column + 1),
+            (self.row(position.end.line), position.end.column + 1),
+        )
+
+    def row(self, parsed_row: int) -> int:
+        return self._rows[parsed_row - 1] if self._rows else parsed_row
+
+    def line(self, node: cst.CSTNode) -> int:
+        return self.row(self.positions[node].start.line)
 
     @cached_property
     def narrowing(self):

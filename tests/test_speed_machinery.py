@@ -1,0 +1,178 @@
+"""The parts that make a run fast must not change what it finds: the byte
+prefilter, slicing, parallel workers, the cache, lazy imports."""
+
+from __future__ import annotations
+
+import ast
+import json
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import REPO, run_cli
+from vllm_spec_lint import analysis, slicing
+from vllm_spec_lint.analysis import analyze_source, might_have_findings
+from vllm_spec_lint.config import Config
+
+SNEAKY = {
+    "alias": "from vllm.v1.kv_cache_interface import MLAAttentionSpec as M\nok = isinstance(s, M)\n",
+    "attribute": "import vllm.v1.kv_cache_interface as kci\nok = isinstance(s, kci.MLAAttentionSpec)\n",
+    "star": "from vllm.v1.kv_cache_interface import *\nok = isinstance(s, MLAAttentionSpec)\n",
+    "continuation": "from vllm.v1.kv_cache_interface import MLAAttentionSpec\nok = isinstance(s, \\\n    MLAAttentionSpec)\n",
+    "relative": "from ..kv_cache_interface import MLAAttentionSpec\nok = isinstance(s, MLAAttentionSpec)\n",
+}
+
+
+@pytest.mark.parametrize("name", SNEAKY)
+def test_prefilter_lets_every_sneaky_finding_through(name, tmp_path):
+    source = SNEAKY[name].encode()
+    assert might_have_findings(source, Config())
+    (tmp_path / "x.py").write_bytes(source)
+    out = run_cli("check", "--no-cache", ".", cwd=tmp_path)
+    assert "VSL001" in out.stdout
+
+
+def test_prefilter_on_a_latin1_file(tmp_path):
+    source = "# -*- coding: latin-1 -*-\n# déjà\n" + SNEAKY["alias"]
+    data = source.encode("latin-1")
+    assert might_have_findings(data, Config())
+    (tmp_path / "l1.py").write_bytes(data)
+    assert (
+        "l1.py:4:20: VSL001" in run_cli("check", "--no-cache", ".", cwd=tmp_path).stdout
+    )
+
+
+def test_prefilter_skips_files_without_the_name():
+    assert not might_have_findings(b"isinstance(s, FullAttentionSpec)\n", Config())
+
+
+# -- slicing -----------------------------------------------------------------
+
+
+def _corpus_sources():
+    for folder in (REPO / "examples", REPO / "tests" / "corpus"):
+        for path in sorted(folder.rglob("*.py")):
+            yield pytest.param(path, id=str(path.relative_to(REPO)))
+
+
+@pytest.mark.parametrize("path", list(_corpus_sources()))
+def test_slicing_changes_no_finding(path, monkeypatch):
+    text = path.read_text()
+    strict = Config(strict=True)
+    sliced = analyze_source(text, str(path), strict, module_name="vllm.x.y")
+    monkeypatch.setattr(
+        slicing, "relevant_source",
+        lambda source, tree, anchors: slicing.Slice(source, list(range(1, source.count("\n") + 2))),
+    )  # fmt: skip
+    whole = analyze_source(text, str(path), strict, module_name="vllm.x.y")
+    assert sliced.findings == whole.findings
+    assert sliced.suppressed == whole.suppressed
+    assert analysis  # the module under test
+
+
+def test_slice_keeps_kept_lines_and_their_rows():
+    text = (
+        "import os\n\n\n"
+        "def unrelated(a):\n    return a + 1\n\n\n"
+        "@decorator\n"
+        "def related(spec):\n    return isinstance(spec, MLAAttentionSpec)\n\n\n"
+        "class Holder:\n    def build(self):\n        return MLAAttentionSpec(16)\n"
+    )
+    result = slicing.relevant_source(
+        text, ast.parse(text), frozenset({"MLAAttentionSpec"})
+    )
+    lines = text.split("\n")
+    kept = result.text.split("\n")
+    assert "def unrelated(): pass" in kept
+    assert "    def build(): pass" in kept  # constructing is not checking
+    for line, row in zip(kept, result.rows, strict=False):
+        if "pass" not in line:
+            assert lines[row - 1] == line
+    ast.parse(result.text)
+
+
+# -- workers and cache ----------------------------------------------------------
+
+
+@pytest.fixture
+def tree(tmp_path):
+    copy = tmp_path / "tree"
+    shutil.copytree(REPO / "examples", copy)
+    shutil.copytree(REPO / "tests" / "corpus", copy / "corpus")
+    return copy
+
+
+def _json(tree, *args):
+    out = run_cli("check", "--strict", "--format", "json", *args, ".", cwd=tree)
+    assert out.returncode == 1, out.stderr
+    return json.loads(out.stdout)
+
+
+def test_same_findings_in_the_same_order_for_any_number_of_jobs(tree):
+    one = _json(tree, "--no-cache", "-j", "1")
+    assert one == _json(tree, "--no-cache", "-j", "2")
+    assert one == _json(tree, "--no-cache", "-j", "4")
+
+
+def test_warm_cache_gives_the_cold_results(tree):
+    cold = _json(tree, "--no-cache")
+    assert not (tree / ".vllm_spec_lint_cache").exists()
+    assert _json(tree) == cold  # fills the cache
+    entries = list((tree / ".vllm_spec_lint_cache").rglob("*.json"))
+    assert len(entries) == 4  # the files that name an anchor
+    assert _json(tree) == cold  # from the cache
+    assert (tree / ".vllm_spec_lint_cache" / ".gitignore").read_text().endswith("*\n")
+
+
+def test_corrupt_cache_entries_are_ignored_and_rewritten(tree):
+    cold = _json(tree)
+    for entry in (tree / ".vllm_spec_lint_cache").rglob("*.json"):
+        entry.write_text("{not json")
+    assert _json(tree) == cold
+    for entry in (tree / ".vllm_spec_lint_cache").rglob("*.json"):
+        json.loads(entry.read_text())
+
+
+def test_cache_follows_content_and_settings(tree):
+    def count(code):
+        return sum(f["code"] == code for f in _json(tree))
+
+    assert count("VSL004") == 2 and count("VSL002") == 1
+    layout = tree / "vllm/v1/core/layout.py"
+    layout.write_text(
+        layout.read_text().replace(
+            "_LATENT_SPECS = (MLAAttentionSpec,)",
+            "_LATENT_SPECS = (MLAAttentionSpec, SlidingWindowMLASpec)",
+        )
+    )
+    assert count("VSL004") == 1
+    (tree / "pyproject.toml").write_text("[tool.vllm-spec-lint]\nignore = ['VSL002']\n")
+    assert count("VSL002") == 0
+
+
+def test_concurrent_runs_share_the_cache_safely(tree):
+    cold = _json(tree, "--no-cache")
+    runs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "vllm_spec_lint", "check", "--strict", "--format", "json", "."],
+            cwd=tree, stdout=subprocess.PIPE, text=True,
+        )
+        for _ in range(4)
+    ]  # fmt: skip
+    for run in runs:
+        out, _ = run.communicate(timeout=300)
+        assert json.loads(out) == cold
+
+
+def test_no_libcst_import_when_no_file_needs_parsing(tmp_path):
+    for i in range(20):
+        (tmp_path / f"m{i}.py").write_text(f"x{i} = {i}\n")
+    out = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "vllm_spec_lint", "check", "."],
+        cwd=tmp_path, capture_output=True, text=True,
+    )  # fmt: skip
+    assert out.returncode == 0
+    assert "libcst" not in out.stderr
+    assert "All checks passed (20 files checked)" in out.stdout
