@@ -64,12 +64,21 @@ def test_slicing_changes_no_finding(path, monkeypatch):
     sliced = analyze_source(text, str(path), strict, module_name="vllm.x.y")
     monkeypatch.setattr(
         slicing, "relevant_source",
-        lambda source, tree, anchors: slicing.Slice(source, list(range(1, source.count("\n") + 2))),
+        lambda source, tree, anchors, names: slicing.Slice(source, list(range(1, source.count("\n") + 2))),
     )  # fmt: skip
     whole = analyze_source(text, str(path), strict, module_name="vllm.x.y")
     assert sliced.findings == whole.findings
     assert sliced.suppressed == whole.suppressed
     assert analysis  # the module under test
+
+
+def test_slice_keeps_stubs_for_names_that_matter():
+    text = "def isinstance(a, b):\n    return True\n\n\nclass MLAAttentionSpec:\n    x = 1\n"
+    result = slicing.relevant_source(
+        text, ast.parse(text), frozenset({"Other"}), {"MLAAttentionSpec"}
+    )
+    assert result.text == "def isinstance(): pass\n\n\nclass MLAAttentionSpec: pass\n"
+    assert result.rows == [1, 3, 4, 5, 7]
 
 
 def test_slice_keeps_kept_lines_and_their_rows():
@@ -85,8 +94,10 @@ def test_slice_keeps_kept_lines_and_their_rows():
     )
     lines = text.split("\n")
     kept = result.text.split("\n")
-    assert "def unrelated(): pass" in kept
-    assert "    def build(): pass" in kept  # constructing is not checking
+    assert not [line for line in kept if "unrelated" in line]  # gone entirely
+    assert (
+        "    pass" in kept
+    )  # `build` goes (constructing is not checking); the class stays valid
     for line, row in zip(kept, result.rows, strict=False):
         if "pass" not in line:
             assert lines[row - 1] == line

@@ -139,7 +139,10 @@ def analyze_source(
         # CPython's parser decides what is valid Python; libcst then sees
         # only the parts of the file the rules can act on (slicing.py).
         tree = ast.parse(source)
-        relevant = relevant_source(source, tree, anchors)
+        class_names = {short_name(c) for c in hierarchy.classes()} | {
+            m for f in config.families for m in f.members
+        }
+        relevant = relevant_source(source, tree, anchors, class_names)
         module = cst.parse_module(relevant.text)
     except cst.ParserSyntaxError as e:
         error = parse_error(

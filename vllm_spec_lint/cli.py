@@ -47,6 +47,11 @@ def _add_selection_options(parser: argparse.ArgumentParser) -> None:
         "--no-cache", action="store_true", help="neither read nor write the cache"
     )
     parser.add_argument(
+        "--follow-links",
+        action="store_true",
+        help="follow links that lead outside the given paths",
+    )
+    parser.add_argument(
         "--strict",
         action="store_true",
         help="also report checks that narrowing or deliberate handling suppress",
@@ -194,6 +199,7 @@ def command_check(args: argparse.Namespace, config: Config) -> int:
         force_exclude=args.force_exclude,
         jobs=args.jobs,
         use_cache=not args.no_cache,
+        follow_links=args.follow_links,
     )
     for warning in checked.warnings:
         print(f"warning: {warning}", file=sys.stderr)
@@ -246,6 +252,7 @@ def command_fix(args: argparse.Namespace, config: Config) -> int:
         force_exclude=args.force_exclude,
         jobs=args.jobs,
         use_cache=not args.no_cache,
+        follow_links=args.follow_links,
     )
     for warning in fixed.warnings:
         print(f"warning: {warning}", file=sys.stderr)

@@ -42,6 +42,9 @@ class Config:
     families: tuple[Family, ...] = DEFAULT_FAMILIES
     strict: bool = False
     respect_gitignore: bool = True
+    # Larger files that name an anchor are reported, not parsed: CPython's
+    # own parser needs minutes and gigabytes for a 50 MB module.
+    max_file_size_mb: int = 10
     # Folder that relative patterns (exclude, per-file-ignores) are matched from.
     root: Path = field(default_factory=Path.cwd, compare=False)
     source: str = "defaults"
@@ -166,6 +169,14 @@ def parse_settings(raw: Mapping, source: str, root: Path) -> Config:
                 settings["families"] = _families(source, value)
         elif name == "extend-families":
             settings["extend_families"] = _families(source, value)
+        elif name == "max-file-size":
+            try:
+                size = int(value)
+            except (TypeError, ValueError):
+                raise ConfigError(source, key, "expected a size in MiB") from None
+            if size < 1:
+                raise ConfigError(source, key, "expected a size in MiB (1 or more)")
+            settings["max_file_size_mb"] = size
         elif name in ("strict", "respect-gitignore"):
             settings[name.replace("-", "_")] = _bool(source, key, value)
         else:

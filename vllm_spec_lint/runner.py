@@ -110,6 +110,13 @@ def _read(path: Path, config: Config) -> FileResult | bytes:
         return FileResult(name, [parse_error(name, f"cannot read: {reason}")])
     if not might_have_findings(source, config):
         return FileResult(name, [], skipped=True)
+    if len(source) > config.max_file_size_mb * 2**20:
+        size = len(source) / 2**20
+        message = (
+            f"not analysed: {size:.1f} MiB is over the "
+            f"{config.max_file_size_mb} MiB limit (max-file-size)"
+        )
+        return FileResult(name, [parse_error(name, message)])
     return source
 
 
@@ -215,8 +222,13 @@ def run(
     force_exclude: bool = False,
     jobs: int | None = None,
     use_cache: bool = True,
+    follow_links: bool = False,
 ) -> CheckRun:
-    files = list(iter_python_files(paths, config, force_exclude=force_exclude))
+    files = list(
+        iter_python_files(
+            paths, config, force_exclude=force_exclude, follow_links=follow_links
+        )
+    )
     warnings: list[str] = []
     hierarchy = load_hierarchy(paths, files, config, warnings)
     ruff = find_ruff() if fix else None

@@ -1,0 +1,202 @@
+"""Benchmark vllm-spec-lint against its peers on real vLLM trees.
+
+    python benchmarks/run.py [--repeat 3] [--output BENCHMARKS.md]
+
+Fetches vLLM releases with ../shared/tools/fetch-vllm, then, in one run and
+alternating the commands (so a slow spell of the machine hits all of them),
+times each command ``--repeat`` times and reports medians and ratios:
+our check cold and warm, ``fix --diff``, semgrep with the reference rule in
+../shared/peers/, ruff's fastest whole-tree check, grep (the floor: reading
+the bytes), and flake8 with and without our plugin; plus our peak memory
+and how check time grows with the tree. Writes a Markdown report.
+
+semgrep and a flake8 without our plugin are installed into virtual
+environments under benchmarks/.venvs/ on first use.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+SHARED = REPO.parent / "shared"
+VENVS = HERE / ".venvs"
+MAIN_VERSION = "0.33.0"
+SCALING_VERSIONS = ("0.24.0", "0.29.0", "0.33.0")
+RUFF_SELECT = "E9,F63,F7,F82"
+SELF = [sys.executable, "-m", "vllm_spec_lint"]
+
+
+def fetch(version: str) -> Path:
+    out = subprocess.run(
+        ["bash", str(SHARED / "tools" / "fetch-vllm"), version],
+        check=True, capture_output=True, text=True,
+    )  # fmt: skip
+    return Path(out.stdout.strip().splitlines()[-1])
+
+
+def venv_with(name: str, *packages: str) -> Path:
+    """A virtual environment with ``packages``; its bin folder."""
+    folder = VENVS / name
+    bin_dir = folder / "bin"
+    if not (bin_dir / "python").exists():
+        subprocess.run([sys.executable, "-m", "venv", str(folder)], check=True)
+        subprocess.run(
+            [str(bin_dir / "python"), "-m", "pip", "install", "-q", *packages],
+            check=True,
+        )
+    return bin_dir
+
+
+def line_count(tree: Path) -> int:
+    return sum(
+        path.read_bytes().count(b"\n") for path in (tree / "vllm").rglob("*.py")
+    )
+
+
+def timed(command: list[str], cwd: Path) -> tuple[float, int]:
+    """Wall time and the peak RSS (KiB) of the largest process it ran."""
+    probe = (
+        "import resource, subprocess, sys, time\n"
+        "start = time.perf_counter()\n"
+        "subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+        "elapsed = time.perf_counter() - start\n"
+        "print(elapsed, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe, *command], cwd=cwd, capture_output=True, text=True
+    )
+    elapsed, rss = out.stdout.split()
+    return float(elapsed), int(rss)
+
+
+def clear_cache(tree: Path) -> None:
+    shutil.rmtree(tree / ".vllm_spec_lint_cache", ignore_errors=True)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--output", type=Path, default=REPO / "BENCHMARKS.md")
+    args = parser.parse_args()
+
+    trees = {v: fetch(v) for v in SCALING_VERSIONS}
+    tree = trees[MAIN_VERSION]
+    semgrep = venv_with("semgrep", "semgrep") / "semgrep"
+    plain_flake8 = venv_with("flake8-only", "flake8") / "flake8"
+    our_flake8 = Path(sys.executable).parent / "flake8"
+    rule = SHARED / "peers" / "semgrep_rule.yaml"
+
+    def warm_check():
+        return SELF + ["check", "--exit-zero", "."]
+
+    commands = {
+        "check, cold": SELF + ["check", "--no-cache", "--exit-zero", "."],
+        "check, warm": warm_check(),
+        "fix --diff": SELF + ["fix", "--diff", "--no-cache", "--exit-zero", "."],
+        "semgrep (reference rule)": [
+            str(semgrep), "scan", "--config", str(rule), "--metrics=off",
+            "--disable-version-check", "--no-git-ignore", "-q", "--jobs",
+            str(os.cpu_count()), ".",
+        ],
+        f"ruff check --select {RUFF_SELECT}": [
+            sys.executable, "-m", "ruff", "check", "--no-cache", "--select",
+            RUFF_SELECT, "--exit-zero", ".",
+        ],
+        "grep (floor)": ["grep", "-rlE", "MLAAttentionSpec", "--include=*.py", "."],
+        "flake8, without our plugin": [
+            str(plain_flake8), "--isolated", "--select", RUFF_SELECT, "--exit-zero", ".",
+        ],
+        "flake8, with our plugin": [
+            str(our_flake8), "--isolated", "--select", f"{RUFF_SELECT},VSL",
+            "--exit-zero", ".",
+        ],
+    }  # fmt: skip
+    times: dict[str, list[float]] = {name: [] for name in commands}
+    rss: list[int] = []
+    timed(commands["check, warm"], tree)  # fill the cache, warm the page cache
+    for round_ in range(args.repeat):
+        for name, command in commands.items():
+            if name == "check, cold":
+                clear_cache(tree)
+            elapsed, peak = timed(command, tree)
+            times[name].append(elapsed)
+            if name == "check, cold":
+                rss.append(peak)
+                timed(warm_check(), tree)  # refill for "check, warm"
+            print(f"[{round_ + 1}/{args.repeat}] {name}: {elapsed:.2f} s", file=sys.stderr)
+
+    median = {name: statistics.median(values) for name, values in times.items()}
+    scaling = []
+    for version, folder in trees.items():
+        runs = []
+        for _ in range(args.repeat):
+            clear_cache(folder)
+            runs.append(timed(commands["check, cold"], folder)[0])
+        scaling.append((version, line_count(folder), statistics.median(runs)))
+        clear_cache(folder)
+
+    report = render(median, rss, scaling, args.repeat, commands)
+    args.output.write_text(report)
+    print(report)
+    return 0
+
+
+def render(median, rss, scaling, repeat, commands) -> str:
+    cold = median["check, cold"]
+    ruff = median[f"ruff check --select {RUFF_SELECT}"]
+    semgrep = median["semgrep (reference rule)"]
+    grep = median["grep (floor)"]
+    flake8_without = median["flake8, without our plugin"]
+    flake8_with = median["flake8, with our plugin"]
+    targets = [
+        ("cold check <= 0.25 x semgrep", cold / semgrep, 0.25),
+        ("cold check <= 1.5 x ruff", cold / ruff, 1.5),
+        ("warm check <= 3 x grep", median["check, warm"] / grep, 3.0),
+        ("fix --diff <= 1.5 x cold check", median["fix --diff"] / cold, 1.5),
+        ("flake8 with plugin <= 1.03 x without", flake8_with / flake8_without, 1.03),
+        ("peak RSS <= 300 MB", max(rss) / 1024, 300.0),
+    ]
+    lines = [
+        "# Benchmarks",
+        "",
+        f"Made by `python benchmarks/run.py` on {time.strftime('%Y-%m-%d')}: "
+        f"{os.cpu_count()} cores, {platform.machine()}, Python "
+        f"{platform.python_version()}. vLLM {MAIN_VERSION} "
+        f"({scaling[-1][1]:,} lines of Python); medians of {repeat} runs, "
+        "commands alternated.",
+        "",
+        "| command | median (s) | x cold check |",
+        "|---|---|---|",
+    ]
+    for name in commands:
+        lines.append(f"| {name} | {median[name]:.2f} | {median[name] / cold:.2f} |")
+    lines += ["", "| target | measured | limit | met |", "|---|---|---|---|"]
+    for name, value, limit in targets:
+        lines.append(f"| {name} | {value:.2f} | {limit:g} | {'yes' if value <= limit else 'no'} |")
+    lines += [
+        "",
+        "Cold check time against tree size:",
+        "",
+        "| vLLM | lines | check, cold (s) | us per line |",
+        "|---|---|---|---|",
+    ]
+    for version, lines_of_code, seconds in scaling:
+        lines.append(
+            f"| {version} | {lines_of_code:,} | {seconds:.2f} | "
+            f"{seconds / lines_of_code * 1e6:.2f} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,215 @@
+"""Property-based tests: generated sources in vLLM's style (checks wrapped
+in tuples, unions, negations, comprehensions, comments and line breaks) and
+arbitrary Python from hypothesmith. More examples with VSL_FUZZ_EXAMPLES=N.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import os
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from vllm_spec_lint.analysis import analyze_source, wanted
+from vllm_spec_lint.config import Config
+from vllm_spec_lint.fixes import fix_source
+from vllm_spec_lint.formatting import formatter_for
+
+EXAMPLES = int(os.environ.get("VSL_FUZZ_EXAMPLES", "40"))
+FUZZ = settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
+
+IMPORTS = st.sampled_from(
+    [
+        "from vllm.v1.kv_cache_interface import FullAttentionSpec, MLAAttentionSpec\n",
+        "from vllm.v1.kv_cache_interface import (\n    FullAttentionSpec,\n    MLAAttentionSpec,\n)\n",
+        "from vllm.v1.kv_cache_interface import FullAttentionSpec\n"
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec as MLAAttentionSpec\n",
+        "from vllm.v1.kv_cache_interface import *\n",
+        "from vllm.v1.kv_cache_interface import FullAttentionSpec, MLAAttentionSpec, SlidingWindowMLASpec\n",
+    ]
+)
+TARGETS = st.sampled_from(["spec", "layer_spec", "self.kv_cache_spec", "specs[i]"])
+OTHERS = st.sampled_from(
+    ["FullAttentionSpec", "SlidingWindowMLASpec", "MLAAttentionSpec"]
+)
+COMMENT = st.sampled_from(["", "  # MLA layout", "  # noqa: E501"])
+
+
+@st.composite
+def classinfo(draw, depth=0):
+    kind = draw(
+        st.sampled_from(
+            ["name", "tuple", "union", "multiline"] + (["nested"] if depth < 2 else [])
+        )
+    )
+    if kind == "name":
+        return draw(OTHERS)
+    members = draw(st.lists(OTHERS, min_size=1, max_size=3))
+    if kind == "union":
+        return " | ".join(members)
+    if kind == "multiline":
+        comment = draw(COMMENT)
+        return "(\n" + "".join(f"        {m},{comment}\n" for m in members) + "    )"
+    if kind == "nested":
+        return f"({draw(classinfo(depth=depth + 1))}, {members[0]})"
+    return "(" + ", ".join(members) + ("," if len(members) == 1 else "") + ")"
+
+
+@st.composite
+def check(draw):
+    target = draw(TARGETS)
+    info = draw(classinfo())
+    form = draw(
+        st.sampled_from(["isinstance", "not", "type_is", "type_is_not", "any", "and"])
+    )
+    if form == "isinstance":
+        return f"isinstance({target}, {info})"
+    if form == "not":
+        return f"not isinstance({target}, {info})"
+    if form == "type_is":
+        return f"type({target}) is {draw(OTHERS)}"
+    if form == "type_is_not":
+        return f"type({target}) != {draw(OTHERS)}"
+    if form == "any":
+        return f"any(isinstance(s, {info}) for s in specs)"
+    return f"isinstance({target}, FullAttentionSpec) and isinstance({target}, {info})"
+
+
+@st.composite
+def statement(draw):
+    test = draw(check())
+    shape = draw(
+        st.sampled_from(["if", "assign", "assert", "return", "elif", "const", "match"])
+    )
+    comment = draw(COMMENT)
+    if shape == "if":
+        return f"    if {test}:{comment}\n        return 1\n"
+    if shape == "elif":
+        return f"    if flag:\n        pass\n    elif {test}:\n        return 2\n"
+    if shape == "assert":
+        return f"    assert {test}{comment}\n"
+    if shape == "return":
+        return f"    return {test}\n"
+    if shape == "match":
+        return (
+            f"    match spec:\n        case {draw(OTHERS)}():\n            return 3\n"
+        )
+    if shape == "const":
+        return f"    LOCAL = ({draw(OTHERS)},)\n"
+    return f"    result = {test}{comment}\n"
+
+
+@st.composite
+def module(draw):
+    header = draw(IMPORTS)
+    functions = []
+    for i in range(draw(st.integers(1, 3))):
+        body = "".join(draw(st.lists(statement(), min_size=1, max_size=4)))
+        functions.append(
+            f"\n\ndef check_{i}(spec, layer_spec, specs, i, flag):\n{body}"
+        )
+    constant = draw(
+        st.sampled_from(
+            [
+                "",
+                "\n_SPECS = (MLAAttentionSpec,)\n",
+                "\n_SPECS = FullAttentionSpec | MLAAttentionSpec\n",
+            ]
+        )
+    )
+    return header + constant + "".join(functions)
+
+
+def _fix(source: str, config: Config) -> str:
+    outcome = fix_source(
+        source, "gen.py", config, formatter=formatter_for("gen.py", 88), unsafe=True
+    )
+    assert outcome.failure is None, outcome.failure
+    return outcome.text
+
+
+def _allowed_rows(source: str, findings) -> set[int]:
+    """Rows a fix may touch: each finding's statement (a compound
+    statement's header only) and the import statements."""
+    tree = ast.parse(source)
+    rows: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            rows.update(range(node.lineno, node.end_lineno + 1))
+    for finding in findings:
+        row = finding.location[0]
+        best = None
+        for node in ast.walk(tree):
+            if isinstance(node, ast.stmt) and node.lineno <= row <= node.end_lineno:
+                if best is None or node.lineno >= best.lineno:
+                    best = node
+        body = getattr(best, "body", None)
+        if isinstance(body, list) and body and not isinstance(best, ast.ClassDef):
+            end = body[0].lineno - 1
+        else:
+            end = best.end_lineno
+        if isinstance(best, ast.Match):
+            end = best.end_lineno
+        rows.update(range(best.lineno, end + 1))
+    return rows
+
+
+@FUZZ
+@given(module(), st.booleans())
+def test_generated_modules_keep_every_invariant(source, strict):
+    config = Config(strict=strict)
+    ast.parse(source)  # the generator writes valid Python
+    before = analyze_source(source, "gen.py", config)  # never raises
+    assert not [f for f in before.findings if f.code == "VSL900"]
+    fixed = _fix(source, config)
+    ast.parse(fixed)  # fixed code parses
+    assert _fix(fixed, config) == fixed  # idempotent
+    after = analyze_source(fixed, "gen.py", config)
+    assert not [f for f in after.findings if wanted(f, unsafe=True)]
+    # Nothing changes outside the reported statements and the imports.
+    allowed = _allowed_rows(source, [f for f in before.findings if wanted(f, True)])
+    matcher = difflib.SequenceMatcher(
+        a=source.splitlines(), b=fixed.splitlines(), autojunk=False
+    )
+    for tag, i1, i2, _, _ in matcher.get_opcodes():
+        if tag in ("replace", "delete"):
+            assert set(range(i1 + 1, i2 + 1)) <= allowed, (tag, i1, i2)
+
+
+@pytest.fixture(scope="module")
+def hypothesmith():
+    return pytest.importorskip("hypothesmith", reason="hypothesmith is not installed")
+
+
+def test_arbitrary_python_never_crashes_the_checker(hypothesmith):
+    @FUZZ
+    @given(
+        hypothesmith.from_grammar(),
+        st.sampled_from(["", "isinstance(x, MLAAttentionSpec)\n"]),
+    )
+    def run(code, tail):
+        source = (
+            "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
+            + code
+            + "\n"
+            + tail
+        )
+        result = analyze_source(source, "any.py", Config(strict=True))
+        try:
+            ast.parse(source)
+        except (SyntaxError, ValueError):
+            assert [f.code for f in result.findings] == ["VSL900"]
+        else:
+            assert all(
+                f.code != "VSL900" or "cannot parse" in f.message
+                for f in result.findings
+            )
+
+    run()

@@ -1,0 +1,315 @@
+"""Hostile inputs, faults while fixing, and never running scanned code."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO, run_cli
+from vllm_spec_lint.files import write_atomically
+
+BAD = (
+    "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n\n"
+    "is_mla_region = isinstance(layer_spec, MLAAttentionSpec)\n"
+)
+FIXED = (
+    "from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowMLASpec\n\n"
+    "is_mla_region = isinstance(layer_spec, (MLAAttentionSpec, SlidingWindowMLASpec))\n"
+)
+
+
+@pytest.fixture
+def tree(tmp_path):
+    (tmp_path / "good.py").write_text(BAD)
+    return tmp_path
+
+
+def _check(tree, *paths, extra=()):
+    out = run_cli(
+        "check", "--no-cache", "--format", "json", *extra, *(paths or (".",)), cwd=tree
+    )
+    assert out.returncode in (0, 1), out.stderr
+    return json.loads(out.stdout)
+
+
+def _errors(findings):
+    return {
+        Path(f["filename"]).name: f["message"]
+        for f in findings
+        if f["code"] == "VSL900"
+    }
+
+
+# -- hostile inputs --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "name, data, error",
+    [
+        ("empty.py", b"", None),
+        ("bom.py", b"\xef\xbb\xbf", None),
+        ("bom_anchor.py", b"\xef\xbb\xbf# MLAAttentionSpec\n", None),
+        ("nul.py", b"MLAAttentionSpec = 1\n\x00\n", "cannot parse"),
+        ("utf8.py", b"# MLAAttentionSpec \xff\xfe\n", "cannot decode"),
+        ("cookie.py", b"# coding: no-such-codec\nMLAAttentionSpec\n", "cannot decode"),
+        (
+            "deep.py",
+            b"MLAAttentionSpec = " + b"(" * 50_000 + b"1" + b")" * 50_000 + b"\n",
+            "cannot parse",
+        ),
+        (
+            "deep_list.py",
+            b"MLAAttentionSpec = " + b"[" * 50_000 + b"]" * 50_000 + b"\n",
+            "cannot parse",
+        ),
+    ],
+)
+def test_hostile_file_gets_a_clear_vsl900_and_the_run_goes_on(tree, name, data, error):
+    (tree / name).write_bytes(data)
+    findings = _check(tree)
+    assert [f["code"] for f in findings if f["filename"].endswith("good.py")] == [
+        "VSL001"
+    ]
+    if error is None:
+        assert name not in _errors(findings)
+    else:
+        assert _errors(findings)[name].startswith(error)
+
+
+def test_very_deep_expression_in_a_worker(tree):
+    for i in range(3):
+        (tree / f"deep{i}.py").write_text("MLAAttentionSpec = " + "-" * 100_000 + "1\n")
+    findings = _check(tree, extra=("-j", "2"))
+    assert len(_errors(findings)) == 3
+    assert "VSL001" in {f["code"] for f in findings}
+
+
+def test_fifty_megabyte_file(tree):
+    filler = "def helper_{0}(x):\n    return x + {0}\n\n\n"
+    body = "".join(filler.format(i) for i in range(1_100_000))
+    (tree / "huge.py").write_text(body + BAD)
+    (tree / "huge_plain.py").write_text(body)
+    assert (tree / "huge.py").stat().st_size > 50_000_000
+    findings = _check(tree)
+    assert _errors(findings) == {
+        "huge.py": "not analysed: 48.2 MiB is over the 10 MiB limit (max-file-size)"
+    }
+    assert "VSL001" in {f["code"] for f in findings}  # good.py, as ever
+
+
+def test_a_raised_size_limit_analyses_a_large_file(tree):
+    filler = "def helper_{0}(x):\n    return x + {0}\n\n\n"
+    (tree / "big.py").write_text("".join(filler.format(i) for i in range(50_000)) + BAD)
+    (tree / "pyproject.toml").write_text("[tool.vllm-spec-lint]\nmax-file-size = 1\n")
+    assert "over the 1 MiB limit" in _errors(_check(tree))["big.py"]
+    (tree / "pyproject.toml").write_text("[tool.vllm-spec-lint]\nmax-file-size = 5\n")
+    findings = _check(tree, "big.py")
+    assert [(f["code"], f["location"]["row"]) for f in findings] == [("VSL001", 200003)]
+
+
+def test_file_deleted_between_discovery_and_reading(tree):
+    from vllm_spec_lint.config import Config
+    from vllm_spec_lint.runner import run
+
+    vanishing = tree / "vanishing.py"
+    vanishing.write_text(BAD)
+    import vllm_spec_lint.runner as runner
+
+    real = runner.iter_python_files
+
+    def discover_then_delete(*args, **kwargs):
+        files = list(real(*args, **kwargs))
+        vanishing.unlink()
+        return files
+
+    runner.iter_python_files = discover_then_delete
+    try:
+        result = run([tree], Config(root=tree), use_cache=False, jobs=1)
+    finally:
+        runner.iter_python_files = real
+    by_name = {Path(r.path).name: r for r in result.results}
+    assert (
+        by_name["vanishing.py"].findings[0].message
+        == "cannot read: No such file or directory"
+    )
+    assert by_name["good.py"].findings[0].code == "VSL001"
+
+
+def test_pipes_devices_and_link_loops_never_block(tree):
+    os.mkfifo(tree / "pipe.py")
+    os.symlink("/dev/zero", tree / "device.py")
+    os.symlink(tree / "loop_b.py", tree / "loop_a.py")
+    os.symlink(tree / "loop_a.py", tree / "loop_b.py")
+    (tree / "folder").mkdir()
+    os.symlink(tree, tree / "folder" / "up")  # a folder loop
+    findings = _check(tree)  # would hang on the pipe or device if opened
+    assert {Path(f["filename"]).name for f in findings} == {"good.py"}
+    named = _check(tree, "pipe.py", "device.py", "good.py")
+    assert _errors(named) == {
+        "pipe.py": "cannot read: not a regular file: pipe.py",
+        "device.py": "cannot read: not a regular file: device.py",
+    }
+
+
+def test_links_outside_the_roots_are_not_followed_unless_asked(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "elsewhere.py").write_text(BAD)
+    root = tmp_path / "root"
+    root.mkdir()
+    os.symlink(outside / "elsewhere.py", root / "link.py")
+    os.symlink(outside, root / "linked_folder")
+    assert _check(root) == []
+    followed = _check(root, extra=("--follow-links",))
+    assert {Path(f["filename"]).name for f in followed} == {"link.py", "elsewhere.py"}
+
+
+@pytest.mark.parametrize(
+    "name", ["with space.py", "ünïcödé.py", "new\nline.py", 'quote"s.py', "50%,a:b.py"]
+)
+def test_odd_file_names_in_every_format(tree, name):
+    (tree / name).write_text(BAD)
+    findings = _check(tree)
+    assert name in {Path(f["filename"]).name for f in findings}
+    github = run_cli("check", "--no-cache", "--format", "github", ".", cwd=tree).stdout
+    assert len(github.splitlines()) == 2  # one line per finding, whatever the name
+    sarif = json.loads(
+        run_cli("check", "--no-cache", "--format", "sarif", ".", cwd=tree).stdout
+    )
+    assert len(sarif["runs"][0]["results"]) == 2
+
+
+# -- nothing lost under faults -----------------------------------------------------
+
+
+def _fix_tree(tmp_path: Path, files: int) -> tuple[Path, bytes, bytes]:
+    folder = tmp_path / "tree"
+    folder.mkdir()
+    source = (REPO / "examples/vllm/v1/core/layout.py").read_bytes()
+    for i in range(files):
+        (folder / f"layout_{i:03d}.py").write_bytes(source)
+    reference = tmp_path / "reference"
+    reference.mkdir()
+    (reference / "layout.py").write_bytes(source)
+    assert (
+        run_cli("fix", "--no-cache", ".", cwd=reference).returncode == 1
+    )  # VSL002 left
+    return folder, source, (reference / "layout.py").read_bytes()
+
+
+def _assert_whole(folder: Path, original: bytes, fixed: bytes) -> None:
+    for path in folder.glob("layout_*.py"):
+        assert path.read_bytes() in (original, fixed), path
+
+
+def test_two_fix_runs_at_once(tmp_path):
+    folder, original, fixed = _fix_tree(tmp_path, 40)
+    runs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "vllm_spec_lint", "fix", "--no-cache", "."],
+            cwd=folder, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+        for _ in range(2)
+    ]  # fmt: skip
+    for run in runs:
+        run.wait(timeout=600)
+    _assert_whole(folder, original, fixed)
+    assert {p.read_bytes() for p in folder.glob("layout_*.py")} == {fixed}
+
+
+def test_fix_killed_at_random_moments(tmp_path):
+    folder, original, fixed = _fix_tree(tmp_path, 60)
+    rng = random.Random(45831)
+    kills = 0
+    for _ in range(6):
+        run = subprocess.Popen(
+            [sys.executable, "-m", "vllm_spec_lint", "fix", "--no-cache", "-j", "2", "."],
+            cwd=folder, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )  # fmt: skip
+        time.sleep(rng.uniform(0.3, 3.0))
+        if run.poll() is None:
+            os.killpg(run.pid, signal.SIGKILL)
+            kills += 1
+        run.wait()
+        _assert_whole(folder, original, fixed)
+        for path in folder.glob("layout_*.py"):  # start again from a mix
+            if rng.random() < 0.5:
+                path.write_bytes(original)
+    assert kills >= 1
+
+
+def test_full_disk_while_writing_leaves_the_original(tmp_path):
+    path = tmp_path / "w.py"
+    path.write_text(BAD)
+    code = (
+        "import resource, signal, sys\n"
+        "from pathlib import Path\n"
+        "from vllm_spec_lint.files import write_atomically\n"
+        "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
+        "resource.setrlimit(resource.RLIMIT_FSIZE, (16, 16))\n"
+        "p = Path(sys.argv[1])\n"
+        "try:\n"
+        "    write_atomically(p, p.read_bytes(), sys.argv[2].encode())\n"
+        "except OSError as e:\n"
+        "    print('refused', e.errno)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(path), FIXED], capture_output=True, text=True
+    )
+    assert out.stdout.startswith("refused"), out.stderr
+    assert path.read_text() == BAD
+    assert os.listdir(tmp_path) == ["w.py"]
+
+
+def test_write_atomically_keeps_links_pointing_at_the_fixed_file(tmp_path):
+    real = tmp_path / "real.py"
+    real.write_text(BAD)
+    link = tmp_path / "link.py"
+    os.symlink(real, link)
+    write_atomically(link, BAD.encode(), FIXED.encode())
+    assert link.is_symlink() and real.read_text() == FIXED
+
+
+# -- never running scanned code ------------------------------------------------------
+
+
+def test_scanned_code_is_never_imported_or_run(tmp_path):
+    marker = tmp_path / "marker"
+    package = tmp_path / "vllm"
+    package.mkdir()
+    payload = f"open({str(marker)!r}, 'w').write('ran')\n"
+    (package / "__init__.py").write_text(payload)
+    (package / "evil.py").write_text(payload + BAD)
+    (tmp_path / "conftest.py").write_text(payload)
+    (tmp_path / "setup.py").write_text(payload)
+    for command in (
+        ("check",),
+        ("fix", "--unsafe-fixes"),
+        ("codemod", "add-sliding-window-mla"),
+        ("families",),
+    ):
+        run_cli(*command, ".", cwd=tmp_path)
+    subprocess.run(
+        [sys.executable, "-m", "flake8", "--select", "VSL", "."],
+        cwd=tmp_path,
+        capture_output=True,
+    )
+    assert not marker.exists()
+
+
+def test_configuration_is_data_only(tmp_path):
+    (tmp_path / "setup.cfg").write_text(
+        "[vllm-spec-lint]\nexclude = %(here)s/x\n    __import__('os')\n"
+    )
+    (tmp_path / "good.py").write_text(BAD)
+    out = run_cli("check", ".", cwd=tmp_path)
+    assert out.returncode == 1 and "good.py:3:40: VSL001" in out.stdout
