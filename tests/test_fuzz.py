@@ -213,3 +213,33 @@ def test_arbitrary_python_never_crashes_the_checker(hypothesmith):
             )
 
     run()
+
+
+@settings(max_examples=max(3, EXAMPLES // 8), deadline=None)
+@given(st.lists(module(), min_size=2, max_size=4))
+def test_generated_trees_give_the_same_findings_for_any_jobs_and_cache(sources):
+    import json
+    import shutil
+    import subprocess
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    folder = Path(tempfile.mkdtemp())
+    try:
+        for i, source in enumerate(sources):
+            (folder / f"gen_{i}.py").write_text(source)
+
+        def run(*args):
+            out = subprocess.run(
+                [sys.executable, "-m", "vllm_spec_lint", "check", "--strict", "--format", "json", *args, "."],
+                cwd=folder, capture_output=True, text=True,
+            )  # fmt: skip
+            return json.loads(out.stdout)
+
+        reference = run("--no-cache", "-j", "1")
+        assert run("--no-cache", "-j", "2") == reference
+        assert run("-j", "2") == reference  # fills the cache
+        assert run("-j", "1") == reference  # reads it
+    finally:
+        shutil.rmtree(folder)

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -120,3 +123,20 @@ def test_hierarchy_comes_from_the_tree(vllm_0_33_0):
     out = run_cli("families", ".", cwd=vllm_0_33_0)
     assert "vllm/v1/kv_cache_interface.py" in out.stdout
     assert "SlidingWindowMLASpec <- SlidingWindowSpec" in out.stdout
+
+
+@pytest.mark.parametrize(
+    "version",
+    ["0.33.0"] + (["0.24.0", "0.29.0"] if os.environ.get("VSL_SLOW") else []),
+)
+def test_every_file_of_a_release_and_fixing_a_copy(version):
+    fetch_vllm(version)  # skips when the release cannot be downloaded
+    out = subprocess.run(
+        [sys.executable, "scripts/release_sweep.py", version],
+        cwd=Path(__file__).resolve().parent.parent,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert f"vLLM {version}:" in out.stdout and "0 problems" in out.stdout
