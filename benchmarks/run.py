@@ -58,9 +58,7 @@ def venv_with(name: str, *packages: str) -> Path:
 
 
 def line_count(tree: Path) -> int:
-    return sum(
-        path.read_bytes().count(b"\n") for path in (tree / "vllm").rglob("*.py")
-    )
+    return sum(path.read_bytes().count(b"\n") for path in (tree / "vllm").rglob("*.py"))
 
 
 def timed(command: list[str], cwd: Path) -> tuple[float, int]:
@@ -68,7 +66,8 @@ def timed(command: list[str], cwd: Path) -> tuple[float, int]:
     probe = (
         "import resource, subprocess, sys, time\n"
         "start = time.perf_counter()\n"
-        "subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+        "quiet = dict(stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+        "subprocess.run(sys.argv[1:], **quiet)\n"
         "elapsed = time.perf_counter() - start\n"
         "print(elapsed, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
     )
@@ -114,7 +113,8 @@ def main() -> int:
         ],
         "grep (floor)": ["grep", "-rlE", "MLAAttentionSpec", "--include=*.py", "."],
         "flake8, without our plugin": [
-            str(plain_flake8), "--isolated", "--select", RUFF_SELECT, "--exit-zero", ".",
+            str(plain_flake8), "--isolated", "--select", RUFF_SELECT,
+            "--exit-zero", ".",
         ],
         "flake8, with our plugin": [
             str(our_flake8), "--isolated", "--select", f"{RUFF_SELECT},VSL",
@@ -133,7 +133,8 @@ def main() -> int:
             if name == "check, cold":
                 rss.append(peak)
                 timed(warm_check(), tree)  # refill for "check, warm"
-            print(f"[{round_ + 1}/{args.repeat}] {name}: {elapsed:.2f} s", file=sys.stderr)
+            step = f"[{round_ + 1}/{args.repeat}]"
+            print(f"{step} {name}: {elapsed:.2f} s", file=sys.stderr)
 
     median = {name: statistics.median(values) for name, values in times.items()}
     scaling = []
@@ -182,7 +183,8 @@ def render(median, rss, scaling, repeat, commands) -> str:
         lines.append(f"| {name} | {median[name]:.2f} | {median[name] / cold:.2f} |")
     lines += ["", "| target | measured | limit | met |", "|---|---|---|---|"]
     for name, value, limit in targets:
-        lines.append(f"| {name} | {value:.2f} | {limit:g} | {'yes' if value <= limit else 'no'} |")
+        met = "yes" if value <= limit else "no"
+        lines.append(f"| {name} | {value:.2f} | {limit:g} | {met} |")
     lines += [
         "",
         "Cold check time against tree size:",

@@ -187,22 +187,30 @@ def _report_failures(run) -> int:
     return len(failures)
 
 
-def command_check(args: argparse.Namespace, config: Config) -> int:
-    if args.fix or args.diff:
-        return command_fix(args, config)
-    from vllm_spec_lint import baseline, report
+def _run(args: argparse.Namespace, config: Config, **mode):
+    """The runner with the command line's selection options; prints warnings."""
     from vllm_spec_lint.runner import run
 
-    checked = run(
+    result = run(
         args.paths,
         config,
         force_exclude=args.force_exclude,
         jobs=args.jobs,
         use_cache=not args.no_cache,
         follow_links=args.follow_links,
+        **mode,
     )
-    for warning in checked.warnings:
+    for warning in result.warnings:
         print(f"warning: {warning}", file=sys.stderr)
+    return result
+
+
+def command_check(args: argparse.Namespace, config: Config) -> int:
+    if args.fix or args.diff:
+        return command_fix(args, config)
+    from vllm_spec_lint import baseline, report
+
+    checked = _run(args, config)
     findings = checked.findings
     if args.write_baseline:
         count = baseline.write_baseline(args.write_baseline, findings)
@@ -241,21 +249,8 @@ def command_check(args: argparse.Namespace, config: Config) -> int:
 
 def command_fix(args: argparse.Namespace, config: Config) -> int:
     from vllm_spec_lint import report
-    from vllm_spec_lint.runner import run
 
-    fixed = run(
-        args.paths,
-        config,
-        fix=True,
-        unsafe=args.unsafe_fixes,
-        write=not args.diff,
-        force_exclude=args.force_exclude,
-        jobs=args.jobs,
-        use_cache=not args.no_cache,
-        follow_links=args.follow_links,
-    )
-    for warning in fixed.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
+    fixed = _run(args, config, fix=True, unsafe=args.unsafe_fixes, write=not args.diff)
     changed = [r for r in fixed.results if r.fixed_source is not None]
     count = sum(r.fixed for r in changed)
     failures = _report_failures(fixed)
