@@ -67,13 +67,14 @@ def wanted(finding: Finding, unsafe: bool) -> bool:
     return finding.fix is not None and (unsafe or finding.fix.applicability == "safe")
 
 
-_NEWLINE = re.compile(r"\r\n|\r|\n")
+# Line breaks as Python counts them.
+NEWLINE = re.compile(r"\r\n|\r|\n")
 
 
 def split_lines(text: str) -> list[str]:
     """Lines as Python counts them (``str.splitlines`` also splits on form
     feeds and other separators, which would shift row numbers)."""
-    return _NEWLINE.split(text)
+    return NEWLINE.split(text)
 
 
 def might_have_findings(source: bytes, config: Config) -> bool:

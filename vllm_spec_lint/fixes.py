@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from vllm_spec_lint.analysis import (
-    _NEWLINE,
+    NEWLINE,
     Edit,
     Finding,
     Fix,
@@ -30,7 +30,7 @@ Formatter = Callable[[str, list[tuple[int, int]]], str]
 
 def line_starts(text: str) -> list[int]:
     """Offset of each line's start, splitting lines as Python does."""
-    return [0] + [m.end() for m in _NEWLINE.finditer(text)]
+    return [0] + [m.end() for m in NEWLINE.finditer(text)]
 
 
 def _position(ctx: FileContext, node: cst.CSTNode) -> tuple[tuple[int, int], ...]:

@@ -39,7 +39,6 @@ class FileResult:
 
     path: str
     findings: list[Finding]
-    skipped: bool = False
     original: bytes | None = None
     fixed_source: bytes | None = None
     fixed: int = 0
@@ -75,8 +74,9 @@ def load_hierarchy(
     """Built-in defaults, overridden by each family module found in the tree
     (``vllm/v1/kv_cache_interface.py``), so coverage follows vLLM's own classes."""
     hierarchy = ClassHierarchy.default()
-    for module in dict.fromkeys(f.module for f in config.families):
-        module_path = module.replace(".", "/") + ".py"
+    for module, module_path in dict.fromkeys(
+        (f.module, f.module_path) for f in config.families
+    ):
         in_tree = [f for f in files if f.as_posix().endswith("/" + module_path)]
         for candidate in in_tree or _module_file_candidates(roots, module_path):
             if candidate.is_file():
@@ -109,7 +109,7 @@ def _read(path: Path, config: Config) -> FileResult | bytes:
         reason = e.strerror or str(e)
         return FileResult(name, [parse_error(name, f"cannot read: {reason}")])
     if not might_have_findings(source, config):
-        return FileResult(name, [], skipped=True)
+        return FileResult(name, [])
     if len(source) > config.max_file_size_mb * 2**20:
         size = len(source) / 2**20
         message = (

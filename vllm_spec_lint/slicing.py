@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import ast
 import bisect
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-_NEWLINE = re.compile(r"\r\n|\r|\n")
+from vllm_spec_lint.analysis import NEWLINE, split_lines
+
 _TEST_CALLS = {"isinstance", "issubclass"}
 # Names the rules resolve as builtins: a definition that rebinds one matters.
 _BUILTINS_USED = {"isinstance", "issubclass", "type", "all", "any", "frozenset"}
@@ -93,8 +93,8 @@ def relevant_source(
 
     ``class_names`` are spec class names; a definition of one keeps a stub.
     """
-    lines = _NEWLINE.split(text)
-    newlines = [m.group() for m in _NEWLINE.finditer(text)] + [""]
+    lines = split_lines(text)
+    newlines = [m.group() for m in NEWLINE.finditer(text)] + [""]
     words = _aliases(tree, anchors)
     sensitive = _BUILTINS_USED | set(class_names) | words
     mentions, tests = _rows_of(tree, words)

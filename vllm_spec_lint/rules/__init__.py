@@ -12,7 +12,3 @@ ALL_RULES: tuple[type[Rule], ...] = (
     MatchClassLeavesOutCompanion,
     ConstantLeavesOutCompanion,
 )
-
-
-def rule_for(code: str) -> type[Rule] | None:
-    return next((r for r in ALL_RULES if r.CODE == code), None)

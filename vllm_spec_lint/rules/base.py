@@ -38,8 +38,6 @@ class Example:
     module: str | None = None
     # Expected (line, column) of the finding, 1-based; INVALID only.
     position: tuple[int, int] | None = None
-    # Expected source after ``fix --unsafe-fixes``; INVALID only.
-    expected_fix: str | None = None
 
 
 class Rule(cst.BatchableCSTVisitor):
