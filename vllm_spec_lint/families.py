@@ -134,5 +134,21 @@ def read_class_bases(source: bytes | str) -> dict[str, tuple[str, ...]]:
     }
 
 
+def absolute_name(name: str, module_name: str | None) -> str:
+    """Resolve a relative qualified name (``..v1.x.C``) as seen from the
+    module ``module_name`` (``vllm.v1.core.y``); unchanged when it cannot be."""
+    if not name.startswith("."):
+        return name
+    dots = len(name) - len(name.lstrip("."))
+    rest = name[dots:]
+    if module_name is None:
+        return name
+    package = module_name.split(".")[:-1]  # modules: parent package
+    if dots - 1 > len(package):
+        return name
+    base = package[: len(package) - (dots - 1)]
+    return ".".join([*base, rest]) if rest else ".".join(base)
+
+
 def short_name(qualified: str) -> str:
     return qualified.rpartition(".")[2]

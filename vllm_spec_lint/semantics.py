@@ -15,15 +15,13 @@ import libcst as cst
 from libcst.metadata import (
     ImportAssignment,
     MetadataWrapper,
-    ParentNodeProvider,
     PositionProvider,
-    QualifiedNameProvider,
     Scope,
     ScopeProvider,
 )
 
 from vllm_spec_lint.config import Config
-from vllm_spec_lint.families import ClassHierarchy, Family
+from vllm_spec_lint.families import ClassHierarchy, Family, absolute_name
 
 _EMPTY_MODULE = cst.Module([])
 _WHITESPACE = re.compile(r"\s+")
@@ -99,6 +97,32 @@ _COMPARISONS = {
 }
 
 
+def parent_map(module: cst.Module) -> dict[cst.CSTNode, cst.CSTNode]:
+    """Each node's parent. Reads the dataclass fields directly: libcst's
+    ParentNodeProvider visits every node's children twice over and costs
+    several times more."""
+    parents: dict[cst.CSTNode, cst.CSTNode] = {}
+    fields_of: dict[type, tuple[str, ...]] = {}
+    stack: list[cst.CSTNode] = [module]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        names = fields_of.get(kind)
+        if names is None:
+            names = fields_of[kind] = tuple(kind.__dataclass_fields__)
+        for name in names:
+            value = getattr(node, name)
+            if isinstance(value, cst.CSTNode):
+                parents[value] = node
+                stack.append(value)
+            elif isinstance(value, (tuple, list)):
+                for item in value:
+                    if isinstance(item, cst.CSTNode):
+                        parents[item] = node
+                        stack.append(item)
+    return parents
+
+
 class FileContext:
     """Per-file facts shared by the rules; built once after parsing."""
 
@@ -118,10 +142,10 @@ class FileContext:
         self.config = config
         self.hierarchy = hierarchy
         self.module_name = module_name
-        self._qualified_names = wrapper.resolve(QualifiedNameProvider)
-        self._parents = wrapper.resolve(ParentNodeProvider)
+        self._parents = parent_map(self.module)
         self._scopes = wrapper.resolve(ScopeProvider)
         self.positions = wrapper.resolve(PositionProvider)
+        self._qualified_names: dict[cst.CSTNode, set[str]] = {}
 
     def span(self, node: cst.CSTNode) -> tuple[tuple[int, int], tuple[int, int]]:
         """1-based (row, column) start and end of ``node`` in the real file."""
@@ -159,18 +183,7 @@ class FileContext:
     # -- names -------------------------------------------------------------
 
     def _absolute(self, name: str) -> str:
-        """Resolve a relative qualified name (``..v1.x.C``) against this module."""
-        if not name.startswith("."):
-            return name
-        dots = len(name) - len(name.lstrip("."))
-        rest = name[dots:]
-        if self.module_name is None:
-            return name  # matched by suffix in _known
-        package = self.module_name.split(".")[:-1]  # modules: parent package
-        if dots - 1 > len(package):
-            return name
-        base = package[: len(package) - (dots - 1)]
-        return ".".join([*base, rest]) if rest else ".".join(base)
+        return absolute_name(name, self.module_name)
 
     def _known(self, name: str) -> str | None:
         if name in self.known_classes:
@@ -182,10 +195,15 @@ class FileContext:
         return None
 
     def qualified_names(self, node: cst.CSTNode) -> set[str]:
-        value = self._qualified_names.get(node, ())
-        if callable(value):  # libcst computes qualified names lazily
-            value = value()
-        return {self._absolute(q.name) for q in value}
+        # Asked of a few names per file: resolved here, not for every node
+        # up front as libcst's QualifiedNameProvider would.
+        names = self._qualified_names.get(node)
+        if names is None:
+            scope = self._scopes.get(node)
+            found = scope.get_qualified_names_for(node) if scope else ()
+            names = {self._absolute(q.name) for q in found}
+            self._qualified_names[node] = names
+        return names
 
     def is_builtin(self, node: cst.CSTNode, name: str) -> bool:
         return f"builtins.{name}" in self.qualified_names(node)
