@@ -15,6 +15,7 @@ from tests.conftest import REPO, run_cli
 from vllm_spec_lint import analysis, slicing
 from vllm_spec_lint.analysis import analyze_source, might_have_findings
 from vllm_spec_lint.config import Config
+from vllm_spec_lint.families import ClassHierarchy
 
 SNEAKY = {
     "alias": "from vllm.v1.kv_cache_interface import MLAAttentionSpec as M\nok = isinstance(s, M)\n",
@@ -64,7 +65,7 @@ def test_slicing_changes_no_finding(path, monkeypatch):
     sliced = analyze_source(text, str(path), strict, module_name="vllm.x.y")
     monkeypatch.setattr(
         slicing, "relevant_source",
-        lambda source, tree, anchors, names: slicing.Slice(source, list(range(1, source.count("\n") + 2))),
+        lambda source, tree, screen: slicing.Slice(source, list(range(1, source.count("\n") + 2))),
     )  # fmt: skip
     whole = analyze_source(text, str(path), strict, module_name="vllm.x.y")
     assert sliced.findings == whole.findings
@@ -72,14 +73,23 @@ def test_slicing_changes_no_finding(path, monkeypatch):
     assert analysis  # the module under test
 
 
+def _screen():
+    return slicing.Screen.build(Config(), ClassHierarchy.default(), None)
+
+
 def test_slice_keeps_stubs_for_names_that_matter():
-    text = "def isinstance(a, b):\n    return True\n\n\nclass MLAAttentionSpec:\n    x = 1\n"
-    result = slicing.relevant_source(
-        text, ast.parse(text), frozenset({"Other"}), {"MLAAttentionSpec"}
+    text = (
+        "def isinstance(a, b):\n    return True\n\n\n"
+        "class MLAAttentionSpec:\n    x = 1\n\n\n"
+        "def check(spec):\n    return isinstance(spec, MLAAttentionSpec)\n"
     )
+    result = slicing.relevant_source(text, ast.parse(text), _screen())
     # Blank lines after a definition that goes (or is stubbed) go with it.
-    assert result.text == "def isinstance(): pass\nclass MLAAttentionSpec: pass"
-    assert result.rows == [1, 5]
+    assert result.text == (
+        "def isinstance(): pass\nclass MLAAttentionSpec: pass\n"
+        "def check(spec):\n    return isinstance(spec, MLAAttentionSpec)\n"
+    )
+    assert result.rows == [1, 5, 9, 10, 11]
     ast.parse(result.text)
 
 
@@ -91,19 +101,91 @@ def test_slice_keeps_kept_lines_and_their_rows():
         "def related(spec):\n    return isinstance(spec, MLAAttentionSpec)\n\n\n"
         "class Holder:\n    def build(self):\n        return MLAAttentionSpec(16)\n"
     )
-    result = slicing.relevant_source(
-        text, ast.parse(text), frozenset({"MLAAttentionSpec"})
-    )
+    result = slicing.relevant_source(text, ast.parse(text), _screen())
     lines = text.split("\n")
     kept = result.text.split("\n")
     assert not [line for line in kept if "unrelated" in line]  # gone entirely
-    assert (
-        "    pass" in kept
-    )  # `build` goes (constructing is not checking); the class stays valid
+    assert not [
+        line for line in kept if "Holder" in line
+    ]  # constructing is not checking
+    assert "@decorator" in kept
     for line, row in zip(kept, result.rows, strict=False):
-        if "pass" not in line:
-            assert lines[row - 1] == line
+        assert lines[row - 1] == line
     ast.parse(result.text)
+
+
+SCREENED = {
+    # Covered in the test itself, through names imported from the family module.
+    "covered": (
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowMLASpec\n"
+        "def f(s):\n    return isinstance(s, (MLAAttentionSpec, SlidingWindowMLASpec))\n",
+        False,
+    ),
+    "covered by a base": (
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowSpec\n"
+        "def f(s):\n    return isinstance(s, (MLAAttentionSpec, SlidingWindowSpec))\n",
+        False,
+    ),
+    # A base does not cover an exact comparison.
+    "exact with a base": (
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowSpec\n"
+        "def f(s):\n    return type(s) in (MLAAttentionSpec, SlidingWindowSpec)\n",
+        True,
+    ),
+    "imported elsewhere": (
+        "from fakes import SlidingWindowMLASpec\n"
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
+        "def f(s):\n    return isinstance(s, (MLAAttentionSpec, SlidingWindowMLASpec))\n",
+        True,
+    ),
+    "rebound": (
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowMLASpec\n"
+        "def f(s, SlidingWindowMLASpec):\n"
+        "    return isinstance(s, (MLAAttentionSpec, SlidingWindowMLASpec))\n",
+        True,
+    ),
+    "imported in another function": (
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
+        "def g():\n    from vllm.v1.kv_cache_interface import SlidingWindowMLASpec\n"
+        "def f(s):\n    return isinstance(s, (MLAAttentionSpec, SlidingWindowMLASpec))\n",
+        True,
+    ),
+    "companion only as the tested value": (
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowMLASpec\n"
+        "def f():\n    return issubclass(SlidingWindowMLASpec, MLAAttentionSpec)\n",
+        True,
+    ),
+    "constant": (
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
+        "SPECS = (MLAAttentionSpec,)\n",
+        True,
+    ),
+    "alias": (
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec as M\n"
+        "def f(s):\n    return isinstance(s, M)\n",
+        True,
+    ),
+    "aliases, covered": (
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec as M\n"
+        "from vllm.v1.kv_cache_interface import SlidingWindowMLASpec as W\n"
+        "def f(s):\n    return isinstance(s, (M, W))\n",
+        False,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", SCREENED)
+def test_screen_keeps_every_possible_finding(name):
+    """A file whose every check surely covers the companion needs no libcst;
+    any doubt keeps the check, and then the full analysis decides."""
+    text, candidate = SCREENED[name]
+    assert (
+        slicing.relevant_source(text, ast.parse(text), _screen()).has_candidates
+        == candidate
+    )
+    found = analyze_source(text, "x.py", Config(strict=True), module_name="vllm.x.y")
+    if found.findings:
+        assert candidate
 
 
 # -- workers and cache ----------------------------------------------------------

@@ -145,3 +145,39 @@ def test_every_file_of_a_release_and_fixing_a_copy(version):
     )
     assert out.returncode == 0, out.stdout + out.stderr
     assert f"vLLM {version}:" in out.stdout and "0 problems" in out.stdout
+
+
+def test_slicing_changes_no_finding_on_the_release(vllm_0_33_0, monkeypatch):
+    """Every file naming the anchor, analysed as sliced (screened) and whole:
+    the slice may drop only what cannot hold a finding."""
+    from dataclasses import replace
+
+    from vllm_spec_lint import slicing
+    from vllm_spec_lint.analysis import analyze_source
+    from vllm_spec_lint.config import load_config
+    from vllm_spec_lint.discovery import module_name_for
+    from vllm_spec_lint.runner import load_hierarchy
+
+    config = replace(load_config(vllm_0_33_0), strict=True)
+    files = [
+        p for p in sorted((vllm_0_33_0 / "vllm").rglob("*.py"))
+        if b"MLAAttentionSpec" in p.read_bytes()
+    ]  # fmt: skip
+    hierarchy = load_hierarchy([vllm_0_33_0], files, config, [])
+
+    def analyses():
+        for path in files:
+            yield analyze_source(
+                path.read_text(), str(path), config, hierarchy,
+                module_name=module_name_for(path),
+            )  # fmt: skip
+
+    sliced = list(analyses())
+    monkeypatch.setattr(
+        slicing, "relevant_source",
+        lambda text, tree, screen: slicing.Slice(text, list(range(1, text.count("\n") + 2))),
+    )  # fmt: skip
+    whole = list(analyses())
+    assert len(files) > 20
+    assert sum(len(a.findings) for a in whole) > 20
+    assert [a.findings for a in sliced] == [a.findings for a in whole]

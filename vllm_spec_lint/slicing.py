@@ -1,81 +1,122 @@
 """What libcst needs to see of a file: every line the rules can act on.
 
-libcst's scope and position metadata cost about a millisecond per line, and
-a 4,000-line vLLM file names the anchor class in a handful of functions.
-Every finding and every fact the rules use lies in the function that holds
-the check (or at module or class level), so a function with no class test
-naming an anchor (or an alias of one), and a class that never names one, is
-left out. Its name stays bound through a one-line stub (``def name():
-pass``) when the name could matter to the rules (a builtin they resolve, or
-a spec class name); otherwise the definition goes entirely. Kept lines are
-kept whole, so columns do not change, and each kept line's original row is
-recorded: findings and fix edits are reported against the real file.
+libcst's parser and scope metadata cost about a millisecond per line, and a
+4,000-line vLLM file names the anchor class in a handful of functions. Every
+finding and every fact the rules use lies in the function that holds the
+check (or at module or class level), so a definition holding no *candidate*
+is left out: a class test or class pattern naming an anchor (or an alias of
+one) that does not already name what covers every companion, or a module or
+class constant naming an anchor. A dropped definition's name stays bound
+through a one-line stub (``def name(): pass``) when the name could matter to
+the rules (a builtin they resolve, or a spec class name); otherwise it goes
+entirely. Kept lines are kept whole, so columns do not change, and each kept
+line's original row is recorded: findings and fix edits are reported against
+the real file. A file without candidates needs no libcst at all.
+
+A test counts as covering only through names that surely are the family's
+classes: imported by name from the family module (or defined there, in the
+module itself) and bound nowhere else in the file. Anything less certain
+stays a candidate, so the slice never hides a finding; the test suite checks
+that findings are the same with and without slicing.
 
 CPython's own parser (``ast``) finds the definitions; it also decides
-whether the file is valid Python at all.
+whether the file is valid Python at all. Only statements on rows that name
+an anchor or a covering class are walked.
 """
 
 from __future__ import annotations
 
 import ast
 import bisect
-from collections.abc import Iterable
+import re
 from dataclasses import dataclass
+from functools import cached_property
 
 from vllm_spec_lint.analysis import NEWLINE, split_lines
+from vllm_spec_lint.config import Config
+from vllm_spec_lint.families import ClassHierarchy, absolute_name, short_name
 
 _TEST_CALLS = {"isinstance", "issubclass"}
 # Names the rules resolve as builtins: a definition that rebinds one matters.
 _BUILTINS_USED = {"isinstance", "issubclass", "type", "all", "any", "frozenset"}
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 
 
 @dataclass(frozen=True)
 class Slice:
     text: str
     rows: list[int]  # rows[i]: the original row of the slice's row i + 1
+    # False when nothing in the file can be a finding.
+    has_candidates: bool = True
 
 
-def _aliases(tree: ast.Module, names: frozenset[str]) -> set[str]:
-    """Names the anchors are imported as (``import ... Anchor as A``)."""
-    found = set(names)
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom):
-            for alias in node.names:
-                if alias.name in names and alias.asname:
-                    found.add(alias.asname)
-    return found
+@dataclass(frozen=True)
+class Screen:
+    """What the slicer needs to know of the configuration, by short name."""
+
+    anchors: frozenset[str]
+    # Spec class names: a definition of one keeps a stub.
+    class_names: frozenset[str]
+    # (anchor, ((companion, classes that cover it in isinstance), ...)), by
+    # qualified name, one entry per family.
+    families: tuple[tuple[str, tuple[tuple[str, frozenset[str]], ...]], ...]
+    module_name: str | None = None
+
+    @classmethod
+    def build(
+        cls, config: Config, hierarchy: ClassHierarchy, module_name: str | None
+    ) -> Screen:
+        families = tuple(
+            (f.anchor, tuple((c, hierarchy.ancestors(c)) for c in f.companions))
+            for f in config.families
+        )
+        return cls(
+            anchors=frozenset(short_name(f.anchor) for f in config.families),
+            class_names=frozenset(short_name(c) for c in hierarchy.classes())
+            | {m for f in config.families for m in f.members},
+            families=families,
+            module_name=module_name,
+        )
+
+    @cached_property
+    def modules(self) -> frozenset[str]:
+        """Modules whose classes can cover a companion."""
+        return frozenset(
+            c.rpartition(".")[0]
+            for _, companions in self.families
+            for _, covering in companions
+            for c in covering
+        )
+
+    @cached_property
+    def covering_names(self) -> frozenset[str]:
+        return frozenset(
+            short_name(c)
+            for _, companions in self.families
+            for _, covering in companions
+            for c in covering
+        )
+
+    def uncovered(self, anchor_refs: set[str], named: set[str], exact: bool) -> bool:
+        """Whether a test naming these may still leave out a companion."""
+        for anchor, companions in self.families:
+            if short_name(anchor) not in anchor_refs:
+                continue
+            for companion, covering in companions:
+                if companion not in named if exact else not (named & covering):
+                    return True
+        return False
 
 
-def _names_word(node: ast.AST, words: set[str]) -> bool:
-    return (isinstance(node, ast.Name) and node.id in words) or (
-        isinstance(node, ast.Attribute) and node.attr in words
-    )
-
-
-def _is_class_test(node: ast.AST) -> bool:
-    """Nodes a finding can sit in: class tests and class patterns."""
-    if isinstance(node, (ast.Compare, ast.MatchClass)):
-        return True
-    if isinstance(node, ast.Call):
-        func = node.func
-        name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
-        return name in _TEST_CALLS
-    return False
-
-
-def _rows_of(tree: ast.Module, words: set[str]) -> tuple[list[int], list[int]]:
-    """Rows (sorted) where a word is named, and where a class test names one:
-    one walk over the tree."""
-    mentions, tests = [], []
-    for node in ast.walk(tree):
-        if _names_word(node, words):
-            mentions.append(node.lineno)
-        elif _is_class_test(node) and any(
-            _names_word(n, words) for n in ast.walk(node)
-        ):
-            tests.append(node.lineno)
-    return sorted(mentions), sorted(tests)
+def _rows_naming(text: str, names: set[str], line_starts: list[int]) -> list[int]:
+    """Rows (sorted) where any of ``names`` occurs as text: a superset of the
+    rows where the parser sees them."""
+    if not names:
+        return []
+    pattern = re.compile("|".join(re.escape(n) for n in sorted(names)))
+    rows = {bisect.bisect_right(line_starts, m.start()) for m in pattern.finditer(text)}
+    return sorted(rows)
 
 
 def _any_within(rows: list[int], first: int, last: int) -> bool:
@@ -83,21 +124,183 @@ def _any_within(rows: list[int], first: int, last: int) -> bool:
     return index < len(rows) and rows[index] <= last
 
 
-def relevant_source(
-    text: str,
-    tree: ast.Module,
-    anchors: frozenset[str],
-    class_names: Iterable[str] = (),
-) -> Slice:
-    """``text`` without the definitions that cannot matter (see above).
+def _first_row(node: ast.AST) -> int:
+    decorators = getattr(node, "decorator_list", None)
+    return (
+        min([node.lineno, *(d.lineno for d in decorators)])
+        if decorators
+        else node.lineno
+    )
 
-    ``class_names`` are spec class names; a definition of one keeps a stub.
-    """
+
+def _word(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return None
+
+
+def _is_class_test(node: ast.AST) -> bool:
+    """Nodes a finding can sit in: class tests and class patterns."""
+    if isinstance(node, (ast.Compare, ast.MatchClass)):
+        return True
+    if isinstance(node, ast.Call):
+        return _word(node.func) in _TEST_CALLS
+    return False
+
+
+def _classinfo_parts(test: ast.Call | ast.Compare) -> list[ast.AST]:
+    """Where a test's classes can be: not the value it tests."""
+    if isinstance(test, ast.Call):
+        return test.args[1:]
+    return [
+        operand
+        for operand in (test.left, *test.comparators)
+        if not isinstance(operand, ast.Call)
+        and not (isinstance(operand, ast.Attribute) and operand.attr == "__class__")
+    ]
+
+
+def _bound_names(node: ast.AST) -> list[str]:
+    """Names ``node`` binds in its scope (imports are handled apart)."""
+    if isinstance(node, ast.Name):
+        return [node.id] if not isinstance(node.ctx, ast.Load) else []
+    if isinstance(node, _DEFINITIONS):
+        return [node.name]
+    if isinstance(node, ast.arg):
+        return [node.arg]
+    if isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)):
+        return [node.name] if node.name else []
+    if isinstance(node, ast.MatchMapping):
+        return [node.rest] if node.rest else []
+    if isinstance(node, (ast.Global, ast.Nonlocal)):
+        return list(node.names)
+    return []
+
+
+class _Scan:
+    """One pass over the statements on rows that name an anchor or a
+    covering class: where the candidates are, and which names are trusted."""
+
+    def __init__(self, screen: Screen, words: set[str]):
+        self.screen = screen
+        self.words = words
+        self.candidates: list[int] = []
+        # name -> qualified class, for names bound only by a trusted import
+        self.trusted: dict[str, str] = {}
+        self.rebound: set[str] = set()
+        self.aliases: set[str] = set()
+        self.tests: list[tuple[int, ast.AST]] = []
+
+    def run(self, tree: ast.Module, rows: list[int]) -> None:
+        # Each node with the scope it is in: "module", "class" or "function".
+        stack = [(node, "module") for node in reversed(tree.body)]
+        while stack:
+            node, scope = stack.pop()
+            if hasattr(node, "lineno") and not _any_within(
+                rows, _first_row(node), node.end_lineno or node.lineno
+            ):
+                continue
+            self._visit(node, scope)
+            if isinstance(node, _FUNCTIONS) or scope == "function":
+                inner = "function"
+            else:
+                inner = "class" if isinstance(node, ast.ClassDef) else scope
+            stack.extend((child, inner) for child in ast.iter_child_nodes(node))
+        for row, test in self.tests:
+            if self._is_candidate(test):
+                self.candidates.append(row)
+        self.candidates.sort()
+
+    def _visit(self, node: ast.AST, scope: str) -> None:
+        screen = self.screen
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            self._import(node, scope)
+            return
+        for name in _bound_names(node):
+            if (
+                isinstance(node, ast.ClassDef)
+                and scope == "module"
+                and screen.module_name in screen.modules
+            ):
+                # The family module's own classes.
+                self._trust(name, f"{screen.module_name}.{name}")
+            else:
+                self.rebound.add(name)
+        if _is_class_test(node):
+            self.tests.append((node.lineno, node))
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)) and scope != "function":
+            # A module or class constant naming an anchor (VSL004).
+            if node.value is not None and self._names_word(node.value):
+                self.candidates.append(node.lineno)
+
+    def _import(self, node: ast.Import | ast.ImportFrom, scope: str) -> None:
+        module = None
+        if isinstance(node, ast.ImportFrom) and node.module:
+            module = absolute_name(
+                "." * node.level + node.module, self.screen.module_name
+            )
+        for alias in node.names:
+            bound = alias.asname or alias.name.partition(".")[0]
+            if alias.asname and alias.name in self.words | self.screen.covering_names:
+                self.aliases.add(alias.asname)
+            # A name imported in a function or class is bound only there.
+            if module in self.screen.modules and scope == "module":
+                self._trust(bound, f"{module}.{alias.name}")
+            else:
+                self.rebound.add(bound)
+
+    def _trust(self, name: str, qualified: str) -> None:
+        if self.trusted.setdefault(name, qualified) != qualified:
+            self.rebound.add(name)
+
+    def _names_word(self, node: ast.AST) -> bool:
+        return any(_word(n) in self.words for n in ast.walk(node))
+
+    def _is_candidate(self, test: ast.AST) -> bool:
+        anchors_named = {_word(n) for n in ast.walk(test)} & self.words
+        if not anchors_named:
+            return False
+        if isinstance(test, ast.MatchClass):
+            return True
+        refs = {
+            w for part in _classinfo_parts(test) for n in ast.walk(part)
+            if (w := _word(n)) is not None
+        }  # fmt: skip
+        # Aliases of an anchor stand for it (resolved by the trusted map when
+        # imported from the family module; otherwise treated as the anchor).
+        anchor_refs = {short_name(self.trusted.get(w, w)) for w in anchors_named}
+        if not anchor_refs & self.screen.anchors:
+            anchor_refs |= self.screen.anchors
+        named = {
+            self.trusted[w] for w in refs if w in self.trusted and w not in self.rebound
+        }
+        exact = isinstance(test, ast.Compare)
+        return self.screen.uncovered(anchor_refs, named, exact)
+
+
+def relevant_source(text: str, tree: ast.Module, screen: Screen) -> Slice:
+    """``text`` without the definitions that cannot matter (see above)."""
     lines = split_lines(text)
-    newlines = [m.group() for m in NEWLINE.finditer(text)] + [""]
-    words = _aliases(tree, anchors)
-    sensitive = _BUILTINS_USED | set(class_names) | words
-    mentions, tests = _rows_of(tree, words)
+    breaks = list(NEWLINE.finditer(text))
+    newlines = [m.group() for m in breaks] + [""]
+    line_starts = [0] + [m.end() for m in breaks]
+    words = set(screen.anchors)
+    looked_for = words | screen.covering_names
+    while True:
+        scan = _Scan(screen, words)
+        scan.run(tree, _rows_naming(text, looked_for, line_starts))
+        # An alias (`import X as Y`) is only known once its import is read.
+        new = scan.aliases - looked_for
+        if not new:
+            break
+        looked_for |= new
+        words |= {a for a in new if a not in screen.covering_names}
+    if not scan.candidates:
+        return Slice("", [], has_candidates=False)
+    candidates = scan.candidates
+    sensitive = _BUILTINS_USED | screen.class_names | words
     # first row -> (last row, replacement line, or None to leave nothing)
     cuts: dict[int, tuple[int, str | None]] = {}
 
@@ -105,15 +308,11 @@ def relevant_source(
         removed = 0
         for node in body:
             if isinstance(node, _DEFINITIONS):
-                first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+                first = _first_row(node)
                 last = node.end_lineno or node.lineno
-                is_class = isinstance(node, ast.ClassDef)
-                # A class stays while it names an anchor anywhere (its own
-                # constants are VSL004's); its methods are judged one by one.
-                keep = _any_within(mentions if is_class else tests, first, last)
-                if keep:
-                    if is_class:
-                        cut(node.body)
+                if _any_within(candidates, first, last):
+                    if isinstance(node, ast.ClassDef):
+                        cut(node.body)  # its methods are judged one by one
                     continue
                 # Blank and comment lines right after a definition lie between
                 # statements (never inside a string): they go with it.
@@ -130,7 +329,7 @@ def relevant_source(
                     cut(handler.body)
         if body and removed == len(body):
             # A block may not end up empty: its first definition becomes `pass`.
-            first = min([body[0].lineno, *(d.lineno for d in body[0].decorator_list)])
+            first = _first_row(body[0])
             last, _ = cuts[first]
             cuts[first] = (last, _indent_of(lines[body[0].lineno - 1]) + "pass")
 
