@@ -173,7 +173,6 @@ def _analyze_source(
         return FileAnalysis(path, [])
 
     import libcst as cst
-    from libcst.metadata import MetadataWrapper
 
     from vllm_spec_lint.rules import ALL_RULES
     from vllm_spec_lint.semantics import FileContext
@@ -192,16 +191,16 @@ def _analyze_source(
     if not rules:
         return FileAnalysis(path, [])
     try:
-        wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
         context = FileContext(
-            wrapper,
+            module,
+            relevant.text,
             config=config,
             hierarchy=hierarchy,
             module_name=module_name,
             rows=relevant.rows,
         )
         visitors = [rule(context) for rule in rules]
-        wrapper.visit_batched(visitors)
+        cst.visit_batched(module, visitors)
     except RecursionError:
         error = parse_error(path, "cannot analyse: nested too deeply")
         return FileAnalysis(path, [error] if report_errors else [])

@@ -12,16 +12,11 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import libcst as cst
-from libcst.metadata import (
-    ImportAssignment,
-    MetadataWrapper,
-    PositionProvider,
-    Scope,
-    ScopeProvider,
-)
 
 from vllm_spec_lint.config import Config
 from vllm_spec_lint.families import ClassHierarchy, Family, absolute_name
+from vllm_spec_lint.positions import StatementPositions
+from vllm_spec_lint.scopes import Scopes, parent_map
 
 _EMPTY_MODULE = cst.Module([])
 _WHITESPACE = re.compile(r"\s+")
@@ -97,54 +92,28 @@ _COMPARISONS = {
 }
 
 
-def parent_map(module: cst.Module) -> dict[cst.CSTNode, cst.CSTNode]:
-    """Each node's parent. Reads the dataclass fields directly: libcst's
-    ParentNodeProvider visits every node's children twice over and costs
-    several times more."""
-    parents: dict[cst.CSTNode, cst.CSTNode] = {}
-    fields_of: dict[type, tuple[str, ...]] = {}
-    stack: list[cst.CSTNode] = [module]
-    while stack:
-        node = stack.pop()
-        kind = type(node)
-        names = fields_of.get(kind)
-        if names is None:
-            names = fields_of[kind] = tuple(kind.__dataclass_fields__)
-        for name in names:
-            value = getattr(node, name)
-            if isinstance(value, cst.CSTNode):
-                parents[value] = node
-                stack.append(value)
-            elif isinstance(value, (tuple, list)):
-                for item in value:
-                    if isinstance(item, cst.CSTNode):
-                        parents[item] = node
-                        stack.append(item)
-    return parents
-
-
 class FileContext:
     """Per-file facts shared by the rules; built once after parsing."""
 
     def __init__(
         self,
-        wrapper: MetadataWrapper,
+        module: cst.Module,
+        text: str,
         *,
         config: Config,
         hierarchy: ClassHierarchy,
         module_name: str | None = None,
         rows: list[int] | None = None,
     ):
-        self.wrapper = wrapper
         # Original row of each row of the parsed (sliced) source.
         self._rows = rows
-        self.module = wrapper.module
+        self.module = module
         self.config = config
         self.hierarchy = hierarchy
         self.module_name = module_name
         self._parents = parent_map(self.module)
-        self._scopes = wrapper.resolve(ScopeProvider)
-        self.positions = wrapper.resolve(PositionProvider)
+        self.scopes = Scopes(self.module, self._parents)
+        self.positions = StatementPositions(module, self._parents, text)
         self._qualified_names: dict[cst.CSTNode, set[str]] = {}
 
     def span(self, node: cst.CSTNode) -> tuple[tuple[int, int], tuple[int, int]]:
@@ -195,14 +164,10 @@ class FileContext:
         return None
 
     def qualified_names(self, node: cst.CSTNode) -> set[str]:
-        # Asked of a few names per file: resolved here, not for every node
-        # up front as libcst's QualifiedNameProvider would.
         names = self._qualified_names.get(node)
         if names is None:
-            scope = self._scopes.get(node)
-            found = scope.get_qualified_names_for(node) if scope else ()
-            names = {self._absolute(q.name) for q in found}
-            self._qualified_names[node] = names
+            found = self.scopes.qualified_names(node)
+            names = self._qualified_names[node] = {self._absolute(q) for q in found}
         return names
 
     def is_builtin(self, node: cst.CSTNode, name: str) -> bool:
@@ -249,55 +214,31 @@ class FileContext:
 
     # -- bindings, for fixes -------------------------------------------------
 
-    def scope_of(self, node: cst.CSTNode) -> Scope | None:
-        return self._scopes.get(node)
-
-    def _names_in_scope(self, scope: Scope, name: str) -> set[str]:
-        return {self._absolute(q.name) for q in scope.get_qualified_names_for(name)}
+    def _names_in_scope(self, at: cst.CSTNode, name: str) -> set[str]:
+        found = self.scopes.qualified_names_of(self.scopes.scope(at), name)
+        return {self._absolute(q) for q in found}
 
     def bound_name(self, at: cst.CSTNode, cls: str) -> str | None:
         """A name that already refers to ``cls`` where ``at`` is, if any."""
-        scope = self.scope_of(at)
-        if scope is None:
-            return None
         candidates = [cls.rpartition(".")[2]]
-        for assignment in self._visible_assignments(scope):
-            if isinstance(assignment, ImportAssignment):
-                candidates.append(assignment.name)
+        candidates += [
+            b.name for b in self.scopes.visible_imports(self.scopes.scope(at))
+        ]
         for name in dict.fromkeys(candidates):
-            if self._class_for(self._names_in_scope(scope, name), name) == cls:
+            if self._class_for(self._names_in_scope(at, name), name) == cls:
                 return name
         return None
 
-    @staticmethod
-    def _visible_assignments(scope: Scope):
-        while scope is not None:
-            yield from scope.assignments
-            if scope.parent is scope:
-                return
-            scope = scope.parent
-
     def name_is_taken(self, at: cst.CSTNode, name: str) -> bool:
-        scope = self.scope_of(at)
-        return scope is not None and name in scope
+        return bool(self.scopes.visible(self.scopes.scope(at), name))
 
     def import_of(
         self, name: cst.Name
     ) -> tuple[cst.ImportFrom, cst.ImportAlias] | None:
         """The ``from ... import`` statement and alias that bind ``name``."""
-        scope = self.scope_of(name)
-        if scope is None:
-            return None
-        for assignment in scope[name.value]:
-            statement = getattr(assignment, "node", None)
-            if (
-                isinstance(assignment, ImportAssignment)
-                and isinstance(statement, cst.ImportFrom)
-                and not isinstance(statement.names, cst.ImportStar)
-            ):
-                for alias in statement.names:
-                    if (alias.evaluated_alias or alias.evaluated_name) == name.value:
-                        return statement, alias
+        for binding in self.scopes.visible(self.scopes.scope(name), name.value):
+            if isinstance(binding.statement, cst.ImportFrom):
+                return binding.statement, binding.alias
         return None
 
     # -- constants ---------------------------------------------------------

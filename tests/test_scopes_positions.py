@@ -1,0 +1,126 @@
+"""Our name resolution and positions against libcst's own providers, which
+they replace for speed: they must agree on every node the rules can ask
+about, in every corpus file and example."""
+
+from __future__ import annotations
+
+import libcst as cst
+import pytest
+from libcst.metadata import MetadataWrapper, PositionProvider, QualifiedNameProvider
+
+from tests.conftest import REPO, fetch_vllm
+from vllm_spec_lint.positions import StatementPositions
+from vllm_spec_lint.scopes import Scopes, child_nodes, dotted, parent_map
+
+SAMPLES = {
+    "shadowing": (
+        "import builtins\n"
+        "from vllm.v1 import kv_cache_interface as kci\n"
+        "from ..v1.kv_cache_interface import MLAAttentionSpec as M\n"
+        "import vllm.v1.kv_cache_interface\n"
+        "X = M\n"
+        "def f(isinstance, spec, *a, **k):\n"
+        "    return isinstance(spec, M), type(spec), kci.SlidingWindowMLASpec\n"
+        "class C:\n"
+        "    M = 1\n"
+        "    y = [M for _ in range(3)]\n"
+        "    def g(self):\n"
+        "        return M, vllm.v1.kv_cache_interface.MLAAttentionSpec\n"
+        "def h():\n"
+        "    global X\n"
+        "    X = 2\n"
+        "    return X, [s for s in X if isinstance(s, M)], lambda M: M\n"
+        "try:\n"
+        "    from a import Y\n"
+        "except ImportError:\n"
+        "    from b import Y\n"
+        "print(Y, len)\n"
+    ),
+    "bindings": (
+        "with open(p) as fh, x as (a, b):\n    pass\n"
+        "for i, *rest in pairs:\n    pass\n"
+        "if (n := len(x)) > 1:\n    pass\n"
+        "try:\n    pass\nexcept E as err:\n    pass\n"
+        "match v:\n    case [First, *others]:\n        pass\n"
+        "    case {'k': K, **extra}:\n        pass\n"
+        "    case Point(x=PX) as whole:\n        pass\n"
+        "del gone\n"
+        "print(fh, a, b, i, rest, n, err, First, others, K, extra, PX, whole, gone)\n"
+    ),
+}
+
+
+def _sources():
+    for name, text in SAMPLES.items():
+        yield pytest.param(text, id=name)
+    for folder in (REPO / "examples", REPO / "tests" / "corpus"):
+        for path in sorted(folder.rglob("*.py")):
+            text = path.read_text()
+            if "\n" in text.strip():  # not the empty __init__.py files
+                yield pytest.param(text, id=str(path.relative_to(REPO)))
+
+
+def _code_nodes(module: cst.Module):
+    stack = [module]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(child_nodes(node))
+
+
+@pytest.mark.parametrize("text", list(_sources()))
+def test_qualified_names_agree_with_libcst(text):
+    _assert_same_qualified_names(cst.parse_module(text))
+
+
+def _assert_same_qualified_names(module: cst.Module) -> None:
+    expected = MetadataWrapper(module, unsafe_skip_copy=True).resolve(
+        QualifiedNameProvider
+    )
+    scopes = Scopes(module, parent_map(module))
+    loads = [
+        node
+        for node in _code_nodes(module)
+        # libcst also names `f().x` and `a[0].x`; classes are never named so.
+        if isinstance(node, (cst.Name, cst.Attribute))
+        and node in expected
+        and dotted(node) is not None
+    ]
+    assert loads
+    for node in loads:
+        value = expected[node]
+        theirs = {q.name for q in (value() if callable(value) else value)}
+        if not theirs:
+            continue  # libcst leaves out what it cannot place; so may we
+        # libcst sometimes keeps only the last of several bindings (an import
+        # and its `except ImportError: X = None` fallback); any may be live.
+        assert theirs <= scopes.qualified_names(node), module.code_for_node(node)
+
+
+@pytest.mark.parametrize("text", list(_sources()))
+def test_positions_agree_with_libcst(text):
+    _assert_same_positions(text)
+
+
+def _assert_same_positions(text: str) -> None:
+    module = cst.parse_module(text)
+    expected = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    positions = StatementPositions(module, parent_map(module), text)
+    nodes = [n for n in _code_nodes(module) if n is not module]
+    assert nodes
+    for node in nodes:
+        assert positions[node] == expected[node], module.code_for_node(node)
+
+
+def test_agree_on_every_vllm_file_naming_the_anchor():
+    """Real vLLM code, whole files (not slices): the strongest sample."""
+    tree = fetch_vllm("0.33.0")
+    files = [
+        p for p in sorted((tree / "vllm").rglob("*.py"))
+        if b"MLAAttentionSpec" in p.read_bytes()
+    ]  # fmt: skip
+    assert len(files) > 20
+    for path in files:
+        text = path.read_text()
+        _assert_same_qualified_names(cst.parse_module(text))
+        _assert_same_positions(text)

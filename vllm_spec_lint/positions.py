@@ -1,0 +1,72 @@
+"""Where nodes are, worked out one top-level statement at a time.
+
+libcst's PositionProvider generates the code of the whole module to find
+every node's position; the rules need the positions of a few nodes in a few
+statements. Here a statement's positions come from generating that statement
+alone (as a module of its own, through the same public provider), shifted by
+the row CPython's parser gives for the statement.
+"""
+
+from __future__ import annotations
+
+import ast
+
+import libcst as cst
+from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
+
+
+class StatementPositions:
+    """``positions[node]``: the node's CodeRange in ``text`` (1-based rows,
+    0-based columns, as libcst's PositionProvider gives them)."""
+
+    def __init__(
+        self,
+        module: cst.Module,
+        parents: dict[cst.CSTNode, cst.CSTNode],
+        text: str,
+    ):
+        self._module = module
+        self._parents = parents
+        self._text = text
+        self._first_rows: dict[cst.CSTNode, int] | None = None
+        self._statements: dict[cst.CSTNode, tuple[dict, int]] = {}
+
+    def __getitem__(self, node: cst.CSTNode) -> CodeRange:
+        relative, offset = self._statement_positions(self._top_level(node))
+        found = relative[node]
+        return CodeRange(
+            CodePosition(found.start.line + offset, found.start.column),
+            CodePosition(found.end.line + offset, found.end.column),
+        )
+
+    def _top_level(self, node: cst.CSTNode) -> cst.CSTNode:
+        parent = self._parents.get(node)
+        while parent is not None and parent is not self._module:
+            node, parent = parent, self._parents.get(parent)
+        return node
+
+    def _statement_positions(self, statement: cst.CSTNode) -> tuple[dict, int]:
+        found = self._statements.get(statement)
+        if found is None:
+            alone = self._module.with_changes(body=[statement], header=(), footer=())
+            relative = MetadataWrapper(alone, unsafe_skip_copy=True).resolve(
+                PositionProvider
+            )
+            offset = self._first_row(statement) - relative[statement].start.line
+            found = self._statements[statement] = (relative, offset)
+        return found
+
+    def _first_row(self, statement: cst.CSTNode) -> int:
+        """The row CPython's parser gives the statement (its first line, not
+        counting comments, blank lines or decorators before it; libcst agrees)."""
+        if self._first_rows is None:
+            body = ast.parse(self._text).body
+            rows, index = {}, 0
+            for top in self._module.body:
+                rows[top] = body[index].lineno
+                # `a; b` is one libcst statement line and two ast statements.
+                index += (
+                    len(top.body) if isinstance(top, cst.SimpleStatementLine) else 1
+                )
+            self._first_rows = rows
+        return self._first_rows[statement]

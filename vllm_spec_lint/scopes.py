@@ -1,0 +1,316 @@
+"""Which binding a name refers to, by Python's scoping rules.
+
+The rules ask this of a few dozen names per file (is ``isinstance`` the
+builtin, is ``M`` vLLM's ``MLAAttentionSpec``); libcst's ScopeProvider
+answers it for every name in the file and, with the ExpressionContext pass
+it needs, costs more than everything else together. Here a scope's bindings
+are collected when a name in it is first asked about, by reading node fields
+directly rather than through libcst's visitor machinery.
+
+Qualified names follow libcst's: ``a.b.C`` for ``from a.b import C``,
+``..x.C`` for relative imports (resolved by the caller), ``builtins.len``
+for unbound builtins, and the bare name for module-level definitions.
+Bindings are not flow-sensitive: every binding of a name in a scope counts,
+as with libcst.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import libcst as cst
+
+_BUILTINS = frozenset(dir(builtins))
+_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
+# Fields that hold only whitespace, comments and punctuation: most of a
+# libcst tree, and nothing the rules look at (parentheses are kept: fixes
+# replace an expression with its own parentheses).
+_LAYOUT_FIELDS = frozenset(
+    {
+        "comma", "colon", "dot", "equal", "semicolon", "operator",
+        "leading_lines", "trailing_whitespace", "lines_after_decorators",
+        "header", "footer", "newline", "empty_lines", "lbrace", "rbrace",
+        "lbracket", "rbracket", "first_colon", "second_colon", "posonly_ind",
+    }
+)  # fmt: skip
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def child_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """Direct children that are code (not layout), in no particular order."""
+    kind = type(node)
+    names = _FIELDS.get(kind)
+    if names is None:
+        names = _FIELDS[kind] = tuple(
+            name
+            for name in kind.__dataclass_fields__
+            if name not in _LAYOUT_FIELDS and not name.startswith("whitespace")
+        )
+    for name in names:
+        value = getattr(node, name)
+        if isinstance(value, cst.CSTNode):
+            yield value
+        elif isinstance(value, (tuple, list)):
+            for item in value:
+                if isinstance(item, cst.CSTNode):
+                    yield item
+
+
+def parent_map(module: cst.Module) -> dict[cst.CSTNode, cst.CSTNode]:
+    """Each code node's parent (layout nodes left out). libcst's
+    ParentNodeProvider visits every node's children twice over and costs
+    several times more."""
+    parents: dict[cst.CSTNode, cst.CSTNode] = {}
+    stack: list[cst.CSTNode] = [module]
+    while stack:
+        node = stack.pop()
+        for child in child_nodes(node):
+            parents[child] = node
+            stack.append(child)
+    return parents
+
+
+@dataclass(frozen=True)
+class Binding:
+    name: str
+    qualified: str
+    # The ImportFrom/Import statement and alias, for import bindings.
+    statement: cst.CSTNode | None = None
+    alias: cst.ImportAlias | None = None
+
+
+def dotted(node: cst.CSTNode) -> str | None:
+    """``a.b.c`` for a Name or a chain of Attributes, else None."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        base = dotted(node.value)
+        return None if base is None else f"{base}.{node.attr.value}"
+    return None
+
+
+class _Scope:
+    def __init__(self, node: cst.CSTNode, parent: _Scope | None, prefix: str):
+        self.node = node
+        self.parent = parent
+        # Qualifies local names: "f.<locals>." in functions, "" at module level.
+        self.prefix = prefix
+        self.bindings: dict[str, list[Binding]] = {}
+        self.declared_global: set[str] = set()
+
+    def bind(self, name: str, binding: Binding | None = None) -> None:
+        self.bindings.setdefault(name, []).append(
+            binding or Binding(name, self.prefix + name)
+        )
+
+
+class Scopes:
+    """Name resolution over one parsed module, computed scope by scope."""
+
+    def __init__(self, module: cst.Module, parents: dict[cst.CSTNode, cst.CSTNode]):
+        self.module = module
+        self.parents = parents
+        self._scopes: dict[cst.CSTNode, _Scope] = {}
+
+    # -- where a node is -------------------------------------------------------
+
+    def _scope_node_of(self, node: cst.CSTNode) -> cst.CSTNode:
+        """The node whose scope ``node`` is evaluated in."""
+        child, parent = node, self.parents.get(node)
+        previous = None
+        # A parameter's annotation and default are evaluated where the
+        # function is defined.
+        in_parameter_value = False
+        while parent is not None:
+            if isinstance(parent, cst.Param):
+                in_parameter_value = child is not parent.name
+            elif isinstance(parent, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                if child is parent.body or (
+                    child is getattr(parent, "params", None) and not in_parameter_value
+                ):
+                    return parent
+                in_parameter_value = False
+            elif isinstance(parent, _COMPREHENSIONS):
+                # The first iterable is evaluated outside the comprehension.
+                if not (child is parent.for_in and previous is parent.for_in.iter):
+                    return parent
+            previous, child, parent = child, parent, self.parents.get(parent)
+        return self.module
+
+    def scope(self, node: cst.CSTNode) -> _Scope:
+        return self._scope_for(self._scope_node_of(node))
+
+    def _scope_for(self, scope_node: cst.CSTNode) -> _Scope:
+        scope = self._scopes.get(scope_node)
+        if scope is None:
+            if scope_node is self.module:
+                scope = _Scope(scope_node, None, "")
+            else:
+                parent = self.scope(scope_node)
+                scope = _Scope(scope_node, parent, parent.prefix + _label(scope_node))
+            _collect(scope)
+            self._scopes[scope_node] = scope
+        return scope
+
+    # -- what a name means -------------------------------------------------------
+
+    def visible(self, scope: _Scope, name: str) -> list[Binding]:
+        """The bindings ``name`` refers to in ``scope``: the innermost scope
+        binding it, skipping class scopes other than the first."""
+        current: _Scope | None = scope
+        first = True
+        while current is not None:
+            if name in current.declared_global:
+                current = self._scope_for(self.module)
+                first = False
+                continue
+            if first or not isinstance(current.node, cst.ClassDef):
+                found = current.bindings.get(name)
+                if found:
+                    return found
+            current = current.parent
+            first = False
+        return []
+
+    def qualified_names_of(self, scope: _Scope, name: str) -> set[str]:
+        """Qualified names of the dotted ``name`` as seen in ``scope``."""
+        base, dot, rest = name.partition(".")
+        bindings = self.visible(scope, base)
+        if not bindings:
+            # As libcst: `int.from_bytes` is named `builtins.int`.
+            return {f"builtins.{base}"} if base in _BUILTINS else set()
+        return {b.qualified + dot + rest for b in bindings}
+
+    def qualified_names(self, node: cst.CSTNode) -> set[str]:
+        name = dotted(node)
+        if name is None:
+            return set()
+        return self.qualified_names_of(self.scope(node), name)
+
+    def visible_imports(self, scope: _Scope) -> Iterator[Binding]:
+        current: _Scope | None = scope
+        while current is not None:
+            for bindings in current.bindings.values():
+                yield from (b for b in bindings if b.alias is not None)
+            current = current.parent
+
+
+def _label(scope_node: cst.CSTNode) -> str:
+    """How local names are qualified inside this scope (as libcst does)."""
+    if isinstance(scope_node, cst.FunctionDef):
+        return f"{scope_node.name.value}.<locals>."
+    if isinstance(scope_node, cst.ClassDef):
+        return f"{scope_node.name.value}."
+    if isinstance(scope_node, cst.Lambda):
+        return "<locals>."
+    return "<comprehension>."
+
+
+# -- collecting a scope's bindings ---------------------------------------------------
+
+
+def _collect(scope: _Scope) -> None:
+    node = scope.node
+    if isinstance(node, (cst.FunctionDef, cst.Lambda)):
+        _bind_parameters(scope, node.params)
+        if isinstance(node, cst.Lambda):
+            return  # a lambda's body is an expression: it binds nothing
+        _walk_body(scope, node.body)
+    elif isinstance(node, _COMPREHENSIONS):
+        comp: cst.CompFor | None = node.for_in
+        while comp is not None:
+            _bind_target(scope, comp.target)
+            comp = comp.inner_for_in
+        # As libcst (PEP 572 binds them in the enclosing function instead).
+        stack = list(child_nodes(node))
+        while stack:
+            inner = stack.pop()
+            if isinstance(inner, cst.NamedExpr):
+                _bind_target(scope, inner.target)
+            if not isinstance(inner, (cst.Lambda, *_COMPREHENSIONS)):
+                stack.extend(child_nodes(inner))
+    else:
+        _walk_body(scope, node.body)
+
+
+def _bind_parameters(scope: _Scope, params: cst.Parameters) -> None:
+    for param in (
+        *params.posonly_params,
+        *params.params,
+        *params.kwonly_params,
+        params.star_arg,
+        params.star_kwarg,
+    ):
+        if isinstance(param, cst.Param):
+            scope.bind(param.name.value)
+
+
+def _bind_target(scope: _Scope, target: cst.CSTNode) -> None:
+    if isinstance(target, cst.Name):
+        scope.bind(target.value)
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            _bind_target(scope, element.value)
+    elif isinstance(target, cst.StarredElement):
+        _bind_target(scope, target.value)
+
+
+def _walk_body(scope: _Scope, body: cst.CSTNode) -> None:
+    """Bindings made in this scope: not inside nested functions, classes,
+    lambdas or comprehensions (their names are their own)."""
+    stack = list(body) if isinstance(body, (tuple, list)) else [body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+            scope.bind(node.name.value)
+            # Decorators, bases and defaults belong to this scope.
+            stack.extend(child for child in child_nodes(node) if child is not node.body)
+            continue
+        if isinstance(node, (cst.Lambda, *_COMPREHENSIONS)):
+            continue
+        if isinstance(node, (cst.Import, cst.ImportFrom)):
+            _bind_import(scope, node)
+            continue
+        _bind_statement_part(scope, node)
+        stack.extend(child_nodes(node))
+
+
+def _bind_statement_part(scope: _Scope, node: cst.CSTNode) -> None:
+    if isinstance(node, cst.AssignTarget):
+        _bind_target(scope, node.target)
+    elif isinstance(node, (cst.AnnAssign, cst.AugAssign, cst.For, cst.NamedExpr)):
+        _bind_target(scope, node.target)
+    elif isinstance(node, cst.AsName):  # with ... as x, except ... as x
+        _bind_target(scope, node.name)
+    elif isinstance(node, cst.Del):
+        _bind_target(scope, node.target)
+    elif isinstance(node, (cst.Global, cst.Nonlocal)):
+        names = {item.name.value for item in node.names}
+        if isinstance(node, cst.Global):
+            scope.declared_global |= names
+    elif isinstance(node, (cst.MatchAs, cst.MatchStar)):
+        if node.name is not None:
+            scope.bind(node.name.value)
+    elif isinstance(node, cst.MatchMapping) and node.rest is not None:
+        scope.bind(node.rest.value)
+
+
+def _bind_import(scope: _Scope, node: cst.Import | cst.ImportFrom) -> None:
+    if isinstance(node, cst.Import):
+        for alias in node.names:
+            full = dotted(alias.name)
+            if alias.asname is not None:
+                bound = alias.asname.name.value
+                scope.bind(bound, Binding(bound, full, node, alias))
+            else:
+                top = full.partition(".")[0]
+                scope.bind(top, Binding(top, top, node, alias))
+    elif not isinstance(node.names, cst.ImportStar):
+        source = "." * len(node.relative) + (dotted(node.module) or "")
+        for alias in node.names:
+            name = dotted(alias.name)
+            bound = alias.asname.name.value if alias.asname is not None else name
+            separator = "" if source.endswith(".") else "."
+            scope.bind(bound, Binding(bound, f"{source}{separator}{name}", node, alias))
