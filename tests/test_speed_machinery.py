@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -215,7 +216,11 @@ def test_warm_cache_gives_the_cold_results(tree):
     cold = _json(tree, "--no-cache")
     assert not (tree / ".vllm_spec_lint_cache").exists()
     assert _json(tree) == cold  # fills the cache
-    entries = list((tree / ".vllm_spec_lint_cache").rglob("*.json"))
+    entries = [
+        e
+        for e in (tree / ".vllm_spec_lint_cache").rglob("*.json")
+        if e.parent.name != "class-bases"
+    ]
     assert len(entries) == 4  # the files that name an anchor
     assert _json(tree) == cold  # from the cache
     assert (tree / ".vllm_spec_lint_cache" / ".gitignore").read_text().endswith("*\n")
@@ -245,6 +250,49 @@ def test_cache_follows_content_and_settings(tree):
     assert count("VSL004") == 1
     (tree / "pyproject.toml").write_text("[tool.vllm-spec-lint]\nignore = ['VSL002']\n")
     assert count("VSL002") == 0
+
+
+def test_files_without_the_name_are_not_read_again_until_they_change(tree, monkeypatch):
+    from vllm_spec_lint import cache, runner
+
+    monkeypatch.setattr(cache.CleanFiles, "_RECENT_NS", 0)  # see the next test
+    opened = []
+    real_read = runner.read_source
+    monkeypatch.setattr(
+        runner, "read_source", lambda name: opened.append(name) or real_read(name)
+    )
+    plain = tree / "plain.py"
+    plain.write_text("x = 1\n")
+    first = runner.run([tree], Config(root=tree, strict=True))
+    assert str(plain) in opened
+    opened.clear()
+    again = runner.run([tree], Config(root=tree, strict=True))
+    assert str(plain) not in opened
+    assert again.findings == first.findings
+    # Same size, same modification time: the change time still tells.
+    info = plain.stat()
+    plain.write_text("y = 2\n")
+    os.utime(plain, ns=(info.st_atime_ns, info.st_mtime_ns))
+    runner.run([tree], Config(root=tree, strict=True))
+    assert str(plain) in opened
+    plain.write_text(
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
+        "ok = isinstance(s, MLAAttentionSpec)\n"
+    )
+    changed = runner.run([tree], Config(root=tree, strict=True))
+    assert [f.path for f in changed.findings if f.path == str(plain)] == [str(plain)]
+
+
+def test_files_changed_just_before_a_run_are_not_trusted_by_their_stat(tree):
+    """A change within the file system's timestamp tick could leave every
+    stat field as it was: such recent files are read again next time."""
+    from vllm_spec_lint.cache import CleanFiles
+    from vllm_spec_lint.runner import run
+
+    (tree / "fresh.py").write_text("x = 1\n")
+    run([tree], Config(root=tree))
+    clean = CleanFiles(tree, Config(root=tree))
+    assert str(tree / "fresh.py") not in clean.entries
 
 
 def test_concurrent_runs_share_the_cache_safely(tree):

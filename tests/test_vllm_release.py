@@ -163,7 +163,7 @@ def test_slicing_changes_no_finding_on_the_release(vllm_0_33_0, monkeypatch):
         p for p in sorted((vllm_0_33_0 / "vllm").rglob("*.py"))
         if b"MLAAttentionSpec" in p.read_bytes()
     ]  # fmt: skip
-    hierarchy = load_hierarchy([vllm_0_33_0], files, config, [])
+    hierarchy = load_hierarchy([vllm_0_33_0], [str(p) for p in files], config, [])
 
     def analyses():
         for path in files:

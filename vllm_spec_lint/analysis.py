@@ -10,6 +10,7 @@ start fast.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import gc
 import os
 import re
@@ -83,7 +84,12 @@ def split_lines(text: str) -> list[str]:
 def might_have_findings(source: bytes, config: Config) -> bool:
     """Cheap, sound test on the raw bytes: every finding names an anchor
     class in the file, so a file without any anchor's name has none."""
-    return any(short_name(f.anchor).encode() in source for f in config.families)
+    return any(name in source for name in _anchor_names(config.families))
+
+
+@functools.cache
+def _anchor_names(families: tuple) -> tuple[bytes, ...]:
+    return tuple(short_name(f.anchor).encode() for f in families)
 
 
 def parse_error(path: str, message: str, row: int = 1, column: int = 1) -> Finding:

@@ -11,15 +11,17 @@ from __future__ import annotations
 
 import hashlib
 import json
+import marshal
 import os
 import tempfile
+import time
 from dataclasses import asdict
 from pathlib import Path
 
 from vllm_spec_lint import __version__
 from vllm_spec_lint.analysis import Edit, Finding, Fix
 from vllm_spec_lint.config import Config
-from vllm_spec_lint.families import ClassHierarchy
+from vllm_spec_lint.families import ClassHierarchy, read_class_bases
 
 CACHE_DIR = ".vllm_spec_lint_cache"
 
@@ -64,9 +66,30 @@ def _finding_from_json(data: dict, path: str) -> Finding:
 
 
 class ResultCache:
-    def __init__(self, root: Path, config: Config, hierarchy: ClassHierarchy):
+    def __init__(self, root: Path, config: Config, hierarchy: ClassHierarchy | None):
         self.folder = root / CACHE_DIR / __version__
-        self.settings = fingerprint(config, hierarchy)
+        # Without a hierarchy (not read yet), only class_bases() is of use.
+        self.settings = fingerprint(config, hierarchy) if hierarchy else ""
+
+    def class_bases(self, source: bytes) -> dict[str, tuple[str, ...]]:
+        """:func:`read_class_bases`, remembered by the module's content."""
+        entry = (
+            self.folder / "class-bases" / f"{hashlib.sha256(source).hexdigest()}.json"
+        )
+        try:
+            data = json.loads(entry.read_bytes())
+            if isinstance(data, dict) and all(
+                isinstance(k, str)
+                and isinstance(v, list)
+                and all(isinstance(b, str) for b in v)
+                for k, v in data.items()
+            ):
+                return {k: tuple(v) for k, v in data.items()}
+        except (OSError, ValueError):
+            pass  # missing or corrupt: read again, written again
+        bases = read_class_bases(source)
+        self._write(entry, {k: list(v) for k, v in bases.items()})
+        return bases
 
     def key(self, path: str, module_name: str | None, source: bytes) -> str:
         digest = hashlib.sha256()
@@ -95,6 +118,9 @@ class ResultCache:
             "findings": [_finding_to_json(f) for f in findings],
             "suppressed": [_finding_to_json(f) for f in suppressed],
         }
+        self._write(entry, data)
+
+    def _write(self, entry: Path, data) -> None:
         try:
             entry.parent.mkdir(parents=True, exist_ok=True)
             self._mark_folder()
@@ -114,3 +140,61 @@ class ResultCache:
                 "Signature: 8a477f597d28d172789f06886806bc55\n"
                 "# This file is a cache directory tag created by vllm-spec-lint.\n"
             )
+
+
+class CleanFiles:
+    """Files whose bytes hold no anchor name, by their ``stat``: a warm run
+    does not read them again (ruff's cache and git's index trust file
+    metadata the same way). Size, both times, inode and device must all
+    match. A file changed in the last two seconds before a run is not
+    recorded, so a change within one timestamp tick is never missed."""
+
+    _RECENT_NS = 2 * 10**9
+
+    def __init__(self, root: Path, config: Config):
+        anchors = sorted(f.anchor for f in config.families)
+        settings = repr((__version__, anchors, os.getcwd())).encode()
+        digest = hashlib.sha256(settings).hexdigest()[:16]
+        self.path = root / CACHE_DIR / __version__ / f"clean-{digest}.marshal"
+        self.started = time.time_ns()
+        self.changed = False
+        try:
+            entries = marshal.loads(self.path.read_bytes())
+            self.entries = entries if isinstance(entries, dict) else {}
+        except (OSError, ValueError, EOFError, TypeError):
+            self.entries = {}  # missing or corrupt: rebuilt
+
+    @staticmethod
+    def _signature(info: os.stat_result) -> tuple[int, ...]:
+        return (
+            info.st_size,
+            info.st_mtime_ns,
+            info.st_ctime_ns,
+            info.st_ino,
+            info.st_dev,
+        )
+
+    def is_clean(self, name: str, info: os.stat_result) -> bool:
+        return self.entries.get(name) == self._signature(info)
+
+    def mark_clean(self, name: str, info: os.stat_result) -> None:
+        newest = max(info.st_mtime_ns, info.st_ctime_ns)
+        if newest < self.started - self._RECENT_NS:
+            self.entries[name] = self._signature(info)
+            self.changed = True
+
+    def forget(self, name: str) -> None:
+        if self.entries.pop(name, None) is not None:
+            self.changed = True
+
+    def save(self) -> None:
+        if not self.changed:
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd, temporary = tempfile.mkstemp(dir=self.path.parent, suffix=".tmp")
+            with os.fdopen(fd, "wb") as f:
+                marshal.dump(self.entries, f)
+            os.replace(temporary, self.path)
+        except OSError:
+            pass  # a read-only checkout still gets its results

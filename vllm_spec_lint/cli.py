@@ -208,10 +208,12 @@ def _run(args: argparse.Namespace, config: Config, **mode):
 def command_check(args: argparse.Namespace, config: Config) -> int:
     if args.fix or args.diff:
         return command_fix(args, config)
-    from vllm_spec_lint import baseline, report
+    from vllm_spec_lint import report
 
     checked = _run(args, config)
     findings = checked.findings
+    if args.write_baseline or args.baseline:
+        from vllm_spec_lint import baseline
     if args.write_baseline:
         count = baseline.write_baseline(args.write_baseline, findings)
         print(

@@ -8,8 +8,6 @@ import stat
 from collections.abc import Iterator
 from pathlib import Path
 
-import pathspec
-
 from vllm_spec_lint.config import Config
 
 # As ruff's defaults, plus our own cache.
@@ -22,47 +20,25 @@ DEFAULT_EXCLUDES = (
 PYTHON_SUFFIXES = (".py", ".pyi")
 
 
-@functools.cache
-def _gitignore(folder: Path) -> pathspec.GitIgnoreSpec | None:
-    try:
-        text = (folder / ".gitignore").read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
-    return pathspec.GitIgnoreSpec.from_lines(text.splitlines())
-
-
-@functools.cache
-def _git_root(folder: Path) -> Path | None:
-    if (folder / ".git").exists():
-        return folder
-    return None if folder.parent == folder else _git_root(folder.parent)
-
-
-@functools.cache
-def _gitignores_above(folder: str) -> tuple[tuple[Path, pathspec.GitIgnoreSpec], ...]:
-    """The ``.gitignore`` files that apply in ``folder``, up to the git root."""
-    folder = Path(folder)
-    top = _git_root(folder)
-    if top is None:
-        return ()
-    found = []
-    for candidate in (folder, *folder.parents):
-        spec = _gitignore(candidate)
-        if spec is not None:
-            found.append((candidate, spec))
-        if candidate == top:
-            break
-    return tuple(found)
-
-
 class Excluder:
     """Default excludes, ``exclude`` from the configuration (gitignore-style
-    patterns relative to the configuration's folder) and ``.gitignore`` files."""
+    patterns relative to the configuration's folder) and ``.gitignore`` files.
+
+    Folders the walk has listed are known to hold (or not) ``.git`` and
+    ``.gitignore`` without asking the file system again; pathspec is loaded
+    only when there are patterns to match."""
 
     def __init__(self, config: Config):
         self.config = config
         self.root = os.path.abspath(config.root)
-        self.patterns = pathspec.GitIgnoreSpec.from_lines(config.exclude)
+        self.patterns = _spec(config.exclude) if config.exclude else None
+        # folder -> (has .git, has .gitignore), for folders the walk listed
+        self._listed: dict[str, tuple[bool, bool]] = {}
+        self._ignores: dict[str, tuple] = {}
+        self._roots: dict[str, str | None] = {}
+
+    def listed(self, folder: str, names: set[str]) -> None:
+        self._listed[folder] = (".git" in names, ".gitignore" in names)
 
     def excludes(self, path: Path, is_dir: bool) -> bool:
         return self.excludes_entry(os.path.abspath(path), is_dir)
@@ -73,18 +49,68 @@ class Excluder:
         if name in DEFAULT_EXCLUDES:
             return True
         suffix = "/" if is_dir else ""
-        if self.config.exclude:
+        if self.patterns is not None:
             relative = os.path.relpath(path, self.root)
             if not relative.startswith("..") and self.patterns.match_file(
                 Path(relative).as_posix() + suffix
             ):
                 return True
         if self.config.respect_gitignore:
-            for top, spec in _gitignores_above(folder):
+            for top, spec in self._gitignores_above(folder):
                 relative = Path(os.path.relpath(path, top)).as_posix()
                 if spec.match_file(relative + suffix):
                     return True
         return False
+
+    def _has(self, folder: str, index: int, name: str) -> bool:
+        known = self._listed.get(folder)
+        if known is not None:
+            return known[index]
+        return os.path.exists(os.path.join(folder, name))
+
+    def _git_root(self, folder: str) -> str | None:
+        if folder not in self._roots:
+            parent = os.path.dirname(folder)
+            if self._has(folder, 0, ".git"):
+                self._roots[folder] = folder
+            else:
+                self._roots[folder] = (
+                    None if parent == folder else self._git_root(parent)
+                )
+        return self._roots[folder]
+
+    def _gitignores_above(self, folder: str) -> tuple:
+        """The ``.gitignore`` files that apply in ``folder``, up to the git
+        root, as (folder, spec) pairs."""
+        found = self._ignores.get(folder)
+        if found is None:
+            top = self._git_root(folder)
+            found = ()
+            if top is not None:
+                parent = os.path.dirname(folder)
+                above = () if folder == top or parent == folder else (
+                    self._gitignores_above(parent)
+                )  # fmt: skip
+                spec = self._gitignore(folder)
+                found = ((folder, spec), *above) if spec is not None else above
+            self._ignores[folder] = found
+        return found
+
+    def _gitignore(self, folder: str):
+        if not self._has(folder, 1, ".gitignore"):
+            return None
+        try:
+            with open(os.path.join(folder, ".gitignore"), "rb") as f:
+                text = f.read().decode("utf-8", errors="replace")
+        except OSError:
+            return None
+        return _spec(text.splitlines())
+
+
+def _spec(lines):
+    import pathspec
+
+    return pathspec.GitIgnoreSpec.from_lines(lines)
 
 
 def iter_python_files(
@@ -93,8 +119,9 @@ def iter_python_files(
     *,
     follow_links: bool = False,
     force_exclude: bool = False,
-) -> Iterator[Path]:
-    """Python files under ``paths``, each once, in a stable order.
+) -> Iterator[str]:
+    """Python files under ``paths`` (as strings: there are thousands), each
+    once, in a stable order: a folder's files by name, then its subfolders.
 
     Files and folders named on the command line are taken even when excluded
     (as in ruff), unless ``force_exclude`` (for pre-commit, which names every
@@ -110,38 +137,77 @@ def iter_python_files(
         if not path.is_dir():
             if str(path) not in seen:
                 seen.add(str(path))
-                yield path  # missing or unreadable: the reader reports it
+                yield str(path)  # missing or unreadable: the reader reports it
             continue
-        for folder, dirs, files in os.walk(path, followlinks=follow_links):
-            absolute = os.path.abspath(folder)
-            dirs[:] = sorted(
-                d
-                for d in dirs
-                if not excluder.excludes_entry(os.path.join(absolute, d), True)
-            )
-            for name in sorted(files):
-                if not name.endswith(PYTHON_SUFFIXES):
-                    continue
-                file = os.path.join(folder, name)
-                if file in seen or excluder.excludes_entry(
-                    os.path.join(absolute, name), is_dir=False
-                ):
-                    continue
+        walk = _Walk(excluder, roots, follow_links, seen)
+        yield from walk.files(str(path), os.path.abspath(path))
+
+
+class _Walk:
+    """One folder tree, read with ``os.scandir``: the kind of each entry comes
+    with its name, so only links cost a ``stat``."""
+
+    def __init__(self, excluder, roots: list[str], follow_links: bool, seen: set[str]):
+        self.excluder = excluder
+        self.roots = roots
+        self.follow_links = follow_links
+        self.seen = seen
+        self.visited: set[str] = set()  # real folders, against link cycles
+
+    def files(self, top: str, top_absolute: str) -> Iterator[str]:
+        folders = [(top, top_absolute)]
+        while folders:
+            folder, absolute = folders.pop()
+            subfolders = []
+            entries = self._entries(folder)
+            self.excluder.listed(absolute, {e.name for e in entries})
+            for entry in entries:
+                name = entry.name
                 try:
-                    info = os.lstat(file)
-                    if stat.S_ISLNK(info.st_mode):
-                        target = os.path.realpath(file)
-                        if not follow_links and not any(
-                            target == r or target.startswith(r + os.sep) for r in roots
-                        ):
-                            continue  # a link leading outside the given roots
-                        info = os.stat(file)
+                    is_folder = entry.is_dir(follow_symlinks=False) or (
+                        self.follow_links and entry.is_dir()
+                    )
                 except OSError:
-                    continue  # dangling link or vanished file
-                if not stat.S_ISREG(info.st_mode):
-                    continue  # a pipe or device must never be opened
-                seen.add(file)
-                yield Path(file)
+                    continue
+                inside = os.path.join(absolute, name)
+                if is_folder:
+                    if not self.excluder.excludes_entry(inside, True):
+                        subfolders.append((entry.path, inside))
+                elif (
+                    name.endswith(PYTHON_SUFFIXES)
+                    and entry.path not in self.seen
+                    and not self.excluder.excludes_entry(inside, is_dir=False)
+                    and self._is_regular_file(entry)
+                ):
+                    self.seen.add(entry.path)
+                    yield entry.path
+            folders.extend(reversed(subfolders))
+
+    def _entries(self, folder: str) -> list[os.DirEntry]:
+        if self.follow_links:
+            real = os.path.realpath(folder)
+            if real in self.visited:
+                return []
+            self.visited.add(real)
+        try:
+            with os.scandir(folder) as scan:
+                return sorted(scan, key=lambda e: e.name)
+        except OSError:
+            return []  # vanished or unreadable folder
+
+    def _is_regular_file(self, entry: os.DirEntry) -> bool:
+        try:
+            if entry.is_symlink():
+                target = os.path.realpath(entry.path)
+                if not self.follow_links and not any(
+                    target == r or target.startswith(r + os.sep) for r in self.roots
+                ):
+                    return False  # a link leading outside the given roots
+                return stat.S_ISREG(os.stat(entry.path).st_mode)
+            # A pipe or device must never be opened.
+            return entry.is_file(follow_symlinks=False)
+        except OSError:
+            return False  # dangling link or vanished file
 
 
 @functools.cache
@@ -152,9 +218,10 @@ def _package(folder: Path) -> str | None:
     return f"{parent}.{folder.name}" if parent else folder.name
 
 
-def module_name_for(path: Path) -> str | None:
+def module_name_for(path: Path | str) -> str | None:
     """Dotted module name from the ``__init__.py`` files above ``path``;
     ``pkg.__init__`` for a package's own ``__init__.py``."""
+    path = Path(path)
     package = _package(path.absolute().parent)
     if package is None:
         return path.stem if path.stem.isidentifier() else None

@@ -14,14 +14,21 @@ class WriteRefused(Exception):
     """The file was left as it was; the message says why."""
 
 
-def read_source(path: Path) -> bytes:
+def read_source(path: Path | str) -> bytes:
     """The file's bytes; a pipe or device is refused, never waited on."""
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
             raise OSError(f"not a regular file: {path}")
-        with os.fdopen(fd, "rb", closefd=False) as f:
-            return f.read()
+        # os.read, not a buffered file object: this runs for every file.
+        data = os.read(fd, info.st_size + 1)
+        if len(data) > info.st_size:  # it grew since fstat
+            chunks = [data]
+            while chunk := os.read(fd, 1 << 20):
+                chunks.append(chunk)
+            data = b"".join(chunks)
+        return data
     finally:
         os.close(fd)
 

@@ -4,7 +4,6 @@ hierarchy in the scanned tree, and running the core over many files."""
 from __future__ import annotations
 
 import functools
-import multiprocessing
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -19,7 +18,7 @@ from vllm_spec_lint.analysis import (
     parse_error,
     wanted,
 )
-from vllm_spec_lint.cache import ResultCache
+from vllm_spec_lint.cache import CleanFiles, ResultCache
 from vllm_spec_lint.config import Config
 from vllm_spec_lint.discovery import iter_python_files, module_name_for
 from vllm_spec_lint.families import ClassHierarchy, read_class_bases
@@ -69,19 +68,30 @@ def _module_file_candidates(roots: list[Path], module_path: str):
 
 
 def load_hierarchy(
-    roots: list[Path], files: list[Path], config: Config, warnings: list[str]
+    roots: list[Path],
+    files: list[str],
+    config: Config,
+    warnings: list[str],
+    *,
+    cache: ResultCache | None = None,
 ) -> ClassHierarchy:
     """Built-in defaults, overridden by each family module found in the tree
-    (``vllm/v1/kv_cache_interface.py``), so coverage follows vLLM's own classes."""
+    (``vllm/v1/kv_cache_interface.py``), so coverage follows vLLM's own classes.
+    With a ``cache``, a module read before is not parsed again."""
+    class_bases = cache.class_bases if cache is not None else read_class_bases
     hierarchy = ClassHierarchy.default()
     for module, module_path in dict.fromkeys(
         (f.module, f.module_path) for f in config.families
     ):
-        in_tree = [f for f in files if f.as_posix().endswith("/" + module_path)]
+        in_tree = [
+            Path(os.path.abspath(f))
+            for f in files
+            if f.replace(os.sep, "/").endswith("/" + module_path)
+        ]
         for candidate in in_tree or _module_file_candidates(roots, module_path):
             if candidate.is_file():
                 try:
-                    bases = read_class_bases(read_source(candidate))
+                    bases = class_bases(read_source(candidate))
                 except Exception as e:  # a broken file keeps the defaults
                     warnings.append(f"{candidate}: cannot read class hierarchy: {e}")
                     break
@@ -100,16 +110,27 @@ class Mode:
     ruff: str | None = None  # the formatter for fixed statements, if installed
 
 
-def _read(path: Path, config: Config) -> FileResult | bytes:
+def _read(name: str, config: Config, clean: CleanFiles | None) -> FileResult | bytes:
     """The file's bytes when it needs analysing, else its result already."""
-    name = str(path)
+    info = None
+    if clean is not None:
+        try:
+            info = os.stat(name)
+        except OSError:
+            pass  # the reader says why
+        if info is not None and clean.is_clean(name, info):
+            return FileResult(name, [])
     try:
-        source = read_source(path)
+        source = read_source(name)
     except OSError as e:
         reason = e.strerror or str(e)
         return FileResult(name, [parse_error(name, f"cannot read: {reason}")])
     if not might_have_findings(source, config):
+        if info is not None:
+            clean.mark_clean(name, info)
         return FileResult(name, [])
+    if clean is not None:
+        clean.forget(name)
     if len(source) > config.max_file_size_mb * 2**20:
         size = len(source) / 2**20
         message = (
@@ -176,39 +197,65 @@ def _analyze_file(
     return result
 
 
-def _analyze_all(
-    work: list[tuple[Path, bytes]],
-    config: Config,
-    hierarchy: ClassHierarchy,
-    mode: Mode,
-    jobs: int,
-    progress: Callable[[], None],
-) -> Iterator[FileResult]:
-    """Results in the order of ``work``. A few files run in this process;
-    more go to a pool of ``jobs`` worker processes."""
-    task = functools.partial(
-        analyze_file, config=config, hierarchy=hierarchy, mode=mode
-    )
-    if jobs <= 1 or len(work) < 2:
-        for path, source in work:
-            yield task(path, source)
-            progress()
-        return
-    from concurrent.futures import ProcessPoolExecutor
-    from concurrent.futures.process import BrokenProcessPool
+def _load_analysis() -> None:
+    """Worker start-up: import the analysis (libcst) while the main process
+    is still reading files."""
+    import libcst  # noqa: F401
 
-    context = multiprocessing.get_context(
-        "fork" if sys.platform.startswith("linux") else "spawn"
-    )
-    with ProcessPoolExecutor(min(jobs, len(work)), mp_context=context) as pool:
-        futures = [pool.submit(task, path, source) for path, source in work]
-        for (path, _), future in zip(work, futures, strict=True):
-            try:
-                yield future.result()
-            except BrokenProcessPool:
-                message = "the analysis process died on this file"
-                yield FileResult(str(path), [parse_error(str(path), message)])
-            progress()
+    import vllm_spec_lint.rules  # noqa: F401
+    import vllm_spec_lint.semantics  # noqa: F401
+
+
+class _Analyses:
+    """Analyses files as they are read, results in the order they came: in
+    this process when there is one file (or ``jobs`` is 1); from a second
+    file on, in a pool of ``jobs`` worker processes started then, which
+    import the analysis while the main process reads on."""
+
+    def __init__(self, task: Callable[[Path, bytes], FileResult], jobs: int):
+        self.task = task
+        self.jobs = jobs
+        self.pool = None
+        # Per file: its bytes (analysed here, later) or a Future.
+        self.handles: list[tuple[Path, object]] = []
+
+    def add(self, path: Path, source: bytes) -> None:
+        if self.jobs > 1 and self.pool is None and self.handles:
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+
+            context = multiprocessing.get_context(
+                "fork" if sys.platform.startswith("linux") else "spawn"
+            )
+            self.pool = ProcessPoolExecutor(
+                self.jobs, mp_context=context, initializer=_load_analysis
+            )
+            first_path, first_source = self.handles[0]
+            self.handles[0] = (
+                first_path,
+                self.pool.submit(self.task, first_path, first_source),
+            )
+        if self.pool is not None:
+            self.handles.append((path, self.pool.submit(self.task, path, source)))
+        else:
+            self.handles.append((path, source))
+
+    def results(self) -> Iterator[FileResult]:
+        if self.pool is None:
+            for path, source in self.handles:
+                yield self.task(path, source)
+            return
+        from concurrent.futures.process import BrokenProcessPool
+
+        try:
+            for path, handle in self.handles:
+                try:
+                    yield handle.result()
+                except BrokenProcessPool:
+                    message = "the analysis process died on this file"
+                    yield FileResult(str(path), [parse_error(str(path), message)])
+        finally:
+            self.pool.shutdown()
 
 
 def run(
@@ -230,14 +277,25 @@ def run(
         )
     )
     warnings: list[str] = []
-    hierarchy = load_hierarchy(paths, files, config, warnings)
+    hierarchy = load_hierarchy(
+        paths,
+        files,
+        config,
+        warnings,
+        cache=ResultCache(config.root, config, None) if use_cache else None,
+    )
     ruff = find_ruff() if fix else None
     if fix and ruff is None:
         warnings.append(NO_RUFF_WARNING)
     mode = Mode(fix, unsafe, write, ruff)
     cache = ResultCache(config.root, config, hierarchy) if use_cache else None
+    clean = CleanFiles(config.root, config) if use_cache else None
     results: list[FileResult | None] = [None] * len(files)
-    work: list[tuple[int, Path, bytes, str | None]] = []
+    task = functools.partial(
+        analyze_file, config=config, hierarchy=hierarchy, mode=mode
+    )
+    analyses = _Analyses(task, jobs or os.cpu_count() or 1)
+    analysed: list[tuple[int, str | None]] = []  # (index, cache key)
     done = 0
 
     def advance() -> None:
@@ -246,31 +304,27 @@ def run(
         if progress is not None:
             progress(done, len(files))
 
-    for index, path in enumerate(files):
-        read = _read(path, config)
+    for index, name in enumerate(files):
+        read = _read(name, config, clean)
         key = None
         if isinstance(read, bytes) and cache is not None:
-            key = cache.key(str(path), module_name_for(path), read)
-            hit = cache.get(key, str(path))
+            key = cache.key(name, module_name_for(name), read)
+            hit = cache.get(key, name)
             # A fix run can use an entry only when it holds nothing to fix.
             if hit is not None and not (fix and any(wanted(f, unsafe) for f in hit[0])):
-                read = FileResult(str(path), hit[0], suppressed=hit[1])
+                read = FileResult(name, hit[0], suppressed=hit[1])
         if isinstance(read, FileResult):
             results[index] = read
             advance()
         else:
-            work.append((index, path, read, key))
-    analysed = _analyze_all(
-        [(path, source) for _, path, source, _ in work],
-        config,
-        hierarchy,
-        mode,
-        jobs or os.cpu_count() or 1,
-        advance,
-    )
-    for (index, _, _, key), result in zip(work, analysed, strict=True):
+            analyses.add(Path(name), read)
+            analysed.append((index, key))
+    for (index, key), result in zip(analysed, analyses.results(), strict=True):
         results[index] = result
+        advance()
         if cache is not None and key is not None and result.fixed_source is None:
             if not any(f.code == PARSE_ERROR_CODE for f in result.findings):
                 cache.put(key, result.findings, result.suppressed)
+    if clean is not None:
+        clean.save()
     return CheckRun(results, hierarchy, warnings)
