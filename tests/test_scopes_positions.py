@@ -10,7 +10,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider, QualifiedNameProv
 
 from tests.conftest import REPO, fetch_vllm
 from vllm_spec_lint.positions import StatementPositions
-from vllm_spec_lint.scopes import Scopes, child_nodes, dotted, parent_map
+from vllm_spec_lint.scopes import Scopes, child_nodes, dotted, parent_map, walk
 
 SAMPLES = {
     "shadowing": (
@@ -124,3 +124,22 @@ def test_agree_on_every_vllm_file_naming_the_anchor():
         text = path.read_text()
         _assert_same_qualified_names(cst.parse_module(text))
         _assert_same_positions(text)
+        _assert_source_order(cst.parse_module(text))
+
+
+@pytest.mark.parametrize("text", list(_sources()))
+def test_walk_visits_code_in_source_order(text):
+    """Rules and narrowing read tests in the order our walk gives; it must
+    be the order of the source (libcst declares some fields in another).
+    (Only for expressions: a decorated definition starts at ``def``.)"""
+    _assert_source_order(cst.parse_module(text))
+
+
+def _assert_source_order(module: cst.Module) -> None:
+    where = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    starts = [
+        where[n].start
+        for n in walk(module)
+        if isinstance(n, cst.BaseExpression) and n in where
+    ]
+    assert starts == sorted(starts, key=lambda p: (p.line, p.column))

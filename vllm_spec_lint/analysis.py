@@ -131,6 +131,31 @@ def _gc_paused() -> Iterator[None]:
         gc.enable()
 
 
+def _visit(module, visitors) -> None:
+    import libcst as cst
+
+    """Call each rule's ``visit_<Node>`` methods on every node, parents
+    first. Our own walk (scopes.walk) rather than libcst's visitor machinery,
+    which rebuilds every node it passes; rules never prune the walk."""
+    from vllm_spec_lint.scopes import walk
+
+    handlers: dict[type, list] = {}
+    for node in walk(module):
+        kind = type(node)
+        calls = handlers.get(kind)
+        if calls is None:
+            method = f"visit_{kind.__name__}"
+            # libcst's visitor base defines every visit_ method as a no-op.
+            calls = handlers[kind] = [
+                getattr(v, method)
+                for v in visitors
+                if getattr(type(v), method, None)
+                is not getattr(cst.BatchableCSTVisitor, method, None)
+            ]
+        for call in calls:
+            call(node)
+
+
 def analyze_source(
     source: str,
     path: str,
@@ -206,7 +231,7 @@ def _analyze_source(
             rows=relevant.rows,
         )
         visitors = [rule(context) for rule in rules]
-        cst.visit_batched(module, visitors)
+        _visit(module, visitors)
     except RecursionError:
         error = parse_error(path, "cannot analyse: nested too deeply")
         return FileAnalysis(path, [error] if report_errors else [])

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from vllm_spec_lint.families import ClassHierarchy, Family, short_name
+from vllm_spec_lint.scopes import walk
 from vllm_spec_lint.semantics import FileContext, TypeTest, code_of, target_key
 
 _COMPREHENSIONS = (cst.GeneratorExp, cst.ListComp, cst.SetComp, cst.DictComp)
@@ -363,71 +364,42 @@ def _collection_of(comp: cst.CompFor | None, key: str) -> str | None:
     return None
 
 
-class _AssignmentFinder(cst.CSTVisitor):
-    """Where a statement assigns to ``key`` (or to what it hangs off)."""
+def _assignment_targets(statement: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """What a statement assigns to (not in nested functions, lambdas and
+    comprehensions, whose names are their own), each with the node to place
+    it by."""
+    for node in walk(statement, prune=(cst.FunctionDef, cst.Lambda, cst.CompFor)):
+        if isinstance(node, cst.AssignTarget):
+            yield from _targets(node.target, node)
+        elif isinstance(node, cst.AnnAssign):
+            if node.value is not None:
+                yield from _targets(node.target, node)
+        elif isinstance(node, (cst.AugAssign, cst.For, cst.NamedExpr, cst.Del)):
+            yield from _targets(node.target, node)
+        elif isinstance(node, cst.AsName):
+            yield from _targets(node.name, node)
 
-    def __init__(self, key: str, positions=None):
-        self.key = key
-        self.positions = positions
-        self.lines: list[int] = []
-        self.found = False
 
-    def _target(self, target: cst.CSTNode, at: cst.CSTNode) -> None:
-        if isinstance(target, (cst.Tuple, cst.List)):
-            for element in target.elements:
-                self._target(element.value, at)
-            return
-        if isinstance(target, cst.StarredElement):
-            self._target(target.value, at)
-            return
-        assigned = (
-            target_key(target) if isinstance(target, cst.BaseExpression) else None
-        )
-        if assigned is not None and (
-            self.key == assigned
-            or self.key.startswith((assigned + ".", assigned + "["))
-        ):
-            self.found = True
-            if self.positions is not None:
-                self.lines.append(self.positions[at].start.line)
+def _targets(target: cst.CSTNode, at: cst.CSTNode) -> Iterator[tuple]:
+    if isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            yield from _targets(element.value, at)
+    elif isinstance(target, cst.StarredElement):
+        yield from _targets(target.value, at)
+    elif isinstance(target, cst.BaseExpression):
+        yield target, at
 
-    def visit_AssignTarget(self, node):
-        self._target(node.target, node)
 
-    def visit_AnnAssign(self, node):
-        if node.value is not None:
-            self._target(node.target, node)
-
-    def visit_AugAssign(self, node):
-        self._target(node.target, node)
-
-    def visit_For(self, node):
-        self._target(node.target, node)
-
-    def visit_AsName(self, node):
-        self._target(node.name, node)
-
-    def visit_NamedExpr(self, node):
-        self._target(node.target, node)
-
-    def visit_Del(self, node):
-        self._target(node.target, node)
-
-    # Names bound inside nested functions and comprehensions are their own.
-    def visit_FunctionDef(self, node):
-        return False
-
-    def visit_Lambda(self, node):
-        return False
-
-    def visit_CompFor(self, node):
-        return False
+def _hits(assigned: cst.CSTNode, key: str) -> bool:
+    """Assigning ``assigned`` changes ``key`` (it is it, or what it hangs off)."""
+    name = target_key(assigned)
+    return name is not None and (
+        key == name or key.startswith((name + ".", name + "["))
+    )
 
 
 def _assigns(statement: cst.CSTNode, key: str) -> bool:
-    finder = _AssignmentFinder(key)
-    statement.visit(finder)
-    return finder.found
+    return any(_hits(target, key) for target, _ in _assignment_targets(statement))
 
 
 def _enclosing_function(ctx: FileContext, node: cst.CSTNode) -> cst.CSTNode | None:
@@ -447,32 +419,18 @@ def _statements_of(function: cst.CSTNode):
     ]
 
 
-class _TestCollector(cst.CSTVisitor):
-    """Every class test in a function's own body (not in nested functions)."""
-
-    def __init__(self, ctx: FileContext):
-        self.ctx = ctx
-        self.tests: list[TypeTest] = []
-
-    def visit_Call(self, node):
-        test = self.ctx.type_test(node)
-        if test:
-            self.tests.append(test)
-
-    def visit_Comparison(self, node):
-        test = self.ctx.type_test(node)
-        if test:
-            self.tests.append(test)
-
-    def visit_FunctionDef(self, node):
-        return False
-
-
 def _type_tests(ctx: FileContext, function: cst.CSTNode) -> list[TypeTest]:
-    collector = _TestCollector(ctx)
+    """Every class test in a function's own body (not in nested functions),
+    in source order."""
+    tests = []
     for statement in _statements_of(function):
-        statement.visit(collector)
-    return collector.tests
+        for node in walk(statement, prune=(cst.FunctionDef,)):
+            if isinstance(node, (cst.Call, cst.Comparison)):
+                test = ctx.type_test(node)
+                if test:
+                    tests.append(test)
+
+    return tests  # walk() goes in source order
 
 
 def _reassigned_between(ctx, function, key, first, second) -> bool:
@@ -480,7 +438,8 @@ def _reassigned_between(ctx, function, key, first, second) -> bool:
     if key is None:
         return False
     low, high = sorted(ctx.positions[n].start.line for n in (first, second))
-    finder = _AssignmentFinder(key, ctx.positions)
     for statement in _statements_of(function):
-        statement.visit(finder)
-    return any(low < line < high for line in finder.lines)
+        for target, at in _assignment_targets(statement):
+            if _hits(target, key) and low < ctx.positions[at].start.line < high:
+                return True
+    return False
