@@ -61,21 +61,23 @@ def line_count(tree: Path) -> int:
     return sum(path.read_bytes().count(b"\n") for path in (tree / "vllm").rglob("*.py"))
 
 
-def timed(command: list[str], cwd: Path) -> tuple[float, int]:
-    """Wall time and the peak RSS (KiB) of the largest process it ran."""
+def timed(command: list[str], cwd: Path) -> tuple[float, int, float]:
+    """Wall time, the peak RSS (KiB) of the largest process it ran, and the
+    CPU time (user + system) of it and every process it waited for."""
     probe = (
         "import resource, subprocess, sys, time\n"
         "start = time.perf_counter()\n"
         "quiet = dict(stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
         "subprocess.run(sys.argv[1:], **quiet)\n"
         "elapsed = time.perf_counter() - start\n"
-        "print(elapsed, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+        "usage = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+        "print(elapsed, usage.ru_maxrss, usage.ru_utime + usage.ru_stime)\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", probe, *command], cwd=cwd, capture_output=True, text=True
     )
-    elapsed, rss = out.stdout.split()
-    return float(elapsed), int(rss)
+    elapsed, rss, cpu = out.stdout.split()
+    return float(elapsed), int(rss), float(cpu)
 
 
 def clear_cache(tree: Path) -> None:
@@ -134,6 +136,7 @@ def main() -> int:
         ],
     }  # fmt: skip
     times: dict[str, list[float]] = {name: [] for name in commands}
+    cpu: dict[str, list[float]] = {name: [] for name in commands}
     rss: list[int] = []
     timed(commands["check, warm"], tree)  # fill the cache, warm the page cache
     for round_ in range(args.repeat):
@@ -142,15 +145,17 @@ def main() -> int:
                 continue
             if name == "check, cold":
                 clear_cache(tree)
-            elapsed, peak = timed(command, tree)
+            elapsed, peak, used = timed(command, tree)
             times[name].append(elapsed)
+            cpu[name].append(used)
             if name == "check, cold":
                 rss.append(peak)
                 timed(warm_check(), tree)  # refill for "check, warm"
             step = f"[{round_ + 1}/{args.repeat}]"
-            print(f"{step} {name}: {elapsed:.2f} s", file=sys.stderr)
+            print(f"{step} {name}: {elapsed:.2f} s, {used:.2f} s CPU", file=sys.stderr)
 
     median = {name: statistics.median(values) for name, values in times.items()}
+    median_cpu = {name: statistics.median(values) for name, values in cpu.items()}
     scaling = []
     for version, folder in trees.items():
         runs = []
@@ -161,25 +166,31 @@ def main() -> int:
         clear_cache(folder)
 
     runs = {name: len(values) for name, values in times.items()}
-    report = render(median, rss, scaling, runs, commands)
+    report = render(median, median_cpu, rss, scaling, runs, commands)
     args.output.write_text(report)
     print(report)
     return 0
 
 
-def render(median, rss, scaling, runs, commands) -> str:
+def render(median, median_cpu, rss, scaling, runs, commands) -> str:
     cold = median["check, cold"]
     ruff = median[f"ruff check --select {RUFF_SELECT}"]
     semgrep = median["semgrep (reference rule)"]
     grep = median["grep (floor)"]
-    flake8_without = median["flake8, without our plugin"]
-    flake8_with = median["flake8, with our plugin"]
+    # flake8 runs for minutes, over which this kind of machine's wall clock
+    # wanders by +-15 %: what the plugin adds is read from CPU time.
+    flake8_without = median_cpu["flake8, without our plugin"]
+    flake8_with = median_cpu["flake8, with our plugin"]
     targets = [
         ("cold check <= 0.25 x semgrep", cold / semgrep, 0.25),
         ("cold check <= 1.5 x ruff", cold / ruff, 1.5),
         ("warm check <= 3 x grep", median["check, warm"] / grep, 3.0),
         ("fix --diff <= 1.5 x cold check", median["fix --diff"] / cold, 1.5),
-        ("flake8 with plugin <= 1.03 x without", flake8_with / flake8_without, 1.03),
+        (
+            "flake8 with plugin <= 1.03 x without (CPU time)",
+            flake8_with / flake8_without,
+            1.03,
+        ),
         ("peak RSS <= 300 MB", max(rss) / 1024, 300.0),
     ]
     lines = [
@@ -190,13 +201,13 @@ def render(median, rss, scaling, runs, commands) -> str:
         f"{platform.python_version()}. vLLM {MAIN_VERSION} "
         f"({scaling[-1][1]:,} lines of Python); medians, commands alternated.",
         "",
-        "| command | runs | median (s) | x cold check |",
-        "|---|---|---|---|",
+        "| command | runs | median (s) | x cold check | median CPU (s) |",
+        "|---|---|---|---|---|",
     ]
     for name in commands:
         lines.append(
             f"| {name} | {runs[name]} | {median[name]:.2f} | "
-            f"{median[name] / cold:.2f} |"
+            f"{median[name] / cold:.2f} | {median_cpu[name]:.2f} |"
         )
     lines += ["", "| target | measured | limit | met |", "|---|---|---|---|"]
     for name, value, limit in targets:

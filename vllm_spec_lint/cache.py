@@ -13,7 +13,6 @@ import hashlib
 import json
 import marshal
 import os
-import tempfile
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -124,6 +123,8 @@ class ResultCache:
         try:
             entry.parent.mkdir(parents=True, exist_ok=True)
             self._mark_folder()
+            import tempfile
+
             fd, temporary = tempfile.mkstemp(dir=entry.parent, suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as f:
                 json.dump(data, f)
@@ -192,6 +193,8 @@ class CleanFiles:
             return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
+            import tempfile
+
             fd, temporary = tempfile.mkstemp(dir=self.path.parent, suffix=".tmp")
             with os.fdopen(fd, "wb") as f:
                 marshal.dump(self.entries, f)

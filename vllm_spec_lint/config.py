@@ -5,7 +5,6 @@ file that has the section wins, as in ruff). Configuration is data only.
 
 from __future__ import annotations
 
-import configparser
 import re
 import sys
 from collections.abc import Mapping
@@ -13,11 +12,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from vllm_spec_lint.families import DEFAULT_FAMILIES, Family
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 SECTION = "vllm-spec-lint"
 CODE_RE = re.compile(r"^VSL\d{0,3}$")
@@ -200,6 +194,14 @@ def parse_settings(raw: Mapping, source: str, root: Path) -> Config:
 
 def read_config_file(path: Path) -> Mapping | None:
     """The tool's section of ``path``, or None when it has none."""
+    # Imported here: most runs find no configuration file to parse.
+    import configparser
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+
     source = str(path)
     try:
         if path.name == "pyproject.toml":

@@ -40,6 +40,14 @@ class Excluder:
     def listed(self, folder: str, names: set[str]) -> None:
         self._listed[folder] = (".git" in names, ".gitignore" in names)
 
+    def by_name_only(self, folder: str) -> bool:
+        """True when nothing but the default names can exclude an entry of
+        ``folder`` (no patterns, no .gitignore above it): the common case,
+        checked once per folder instead of once per file."""
+        return self.patterns is None and not (
+            self.config.respect_gitignore and self._gitignores_above(folder)
+        )
+
     def excludes(self, path: Path, is_dir: bool) -> bool:
         return self.excludes_entry(os.path.abspath(path), is_dir)
 
@@ -161,6 +169,7 @@ class _Walk:
             subfolders = []
             entries = self._entries(folder)
             self.excluder.listed(absolute, {e.name for e in entries})
+            by_name_only = self.excluder.by_name_only(absolute)
             for entry in entries:
                 name = entry.name
                 try:
@@ -169,14 +178,20 @@ class _Walk:
                     )
                 except OSError:
                     continue
-                inside = os.path.join(absolute, name)
                 if is_folder:
+                    inside = os.path.join(absolute, name)
                     if not self.excluder.excludes_entry(inside, True):
                         subfolders.append((entry.path, inside))
                 elif (
                     name.endswith(PYTHON_SUFFIXES)
                     and entry.path not in self.seen
-                    and not self.excluder.excludes_entry(inside, is_dir=False)
+                    and not (
+                        name in DEFAULT_EXCLUDES
+                        if by_name_only
+                        else self.excluder.excludes_entry(
+                            os.path.join(absolute, name), is_dir=False
+                        )
+                    )
                     and self._is_regular_file(entry)
                 ):
                     self.seen.add(entry.path)

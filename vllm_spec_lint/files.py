@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import io
 import os
 import stat
-import tempfile
-import tokenize
 from pathlib import Path
 
 
@@ -39,6 +36,9 @@ def decode_source(source: bytes) -> tuple[str, str]:
 
     Raises SyntaxError (unknown encoding) or UnicodeDecodeError.
     """
+    import io
+    import tokenize
+
     encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
     return source.decode(encoding), encoding
 
@@ -56,6 +56,8 @@ def write_atomically(path: Path, original: bytes, new: bytes) -> None:
         raise WriteRefused("the file is read-only")
     if read_source(target) != original:
         raise WriteRefused("the file changed on disk since it was read")
+    import tempfile
+
     fd, temporary = tempfile.mkstemp(
         dir=target.parent, prefix=f".{target.name}.", suffix=".vsl-tmp"
     )

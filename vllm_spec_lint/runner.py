@@ -28,7 +28,6 @@ from vllm_spec_lint.files import (
     read_source,
     write_atomically,
 )
-from vllm_spec_lint.formatting import NO_RUFF_WARNING, RuffRangeFormatter, find_ruff
 
 
 @dataclass
@@ -168,6 +167,7 @@ def _analyze_file(
         )
         return FileResult(name, analysis.findings, suppressed=analysis.suppressed)
     from vllm_spec_lint.fixes import fix_source
+    from vllm_spec_lint.formatting import RuffRangeFormatter
 
     outcome = fix_source(
         text,
@@ -284,9 +284,13 @@ def run(
         warnings,
         cache=ResultCache(config.root, config, None) if use_cache else None,
     )
-    ruff = find_ruff() if fix else None
-    if fix and ruff is None:
-        warnings.append(NO_RUFF_WARNING)
+    ruff = None
+    if fix:
+        from vllm_spec_lint.formatting import NO_RUFF_WARNING, find_ruff
+
+        ruff = find_ruff()
+        if ruff is None:
+            warnings.append(NO_RUFF_WARNING)
     mode = Mode(fix, unsafe, write, ruff)
     cache = ResultCache(config.root, config, hierarchy) if use_cache else None
     clean = CleanFiles(config.root, config) if use_cache else None
