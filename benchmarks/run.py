@@ -166,31 +166,35 @@ def main() -> int:
         clear_cache(folder)
 
     runs = {name: len(values) for name, values in times.items()}
-    report = render(median, median_cpu, rss, scaling, runs, commands)
+    # Each round runs flake8 without, then with, the plugin: the ratio within
+    # a round is what the plugin adds; the rounds' median is reported.
+    flake8_ratio = statistics.median(
+        with_ / without
+        for without, with_ in zip(
+            cpu["flake8, without our plugin"],
+            cpu["flake8, with our plugin"],
+            strict=True,
+        )
+    )
+    report = render(median, median_cpu, flake8_ratio, rss, scaling, runs, commands)
     args.output.write_text(report)
     print(report)
     return 0
 
 
-def render(median, median_cpu, rss, scaling, runs, commands) -> str:
+def render(median, median_cpu, flake8_ratio, rss, scaling, runs, commands) -> str:
     cold = median["check, cold"]
     ruff = median[f"ruff check --select {RUFF_SELECT}"]
     semgrep = median["semgrep (reference rule)"]
     grep = median["grep (floor)"]
-    # flake8 runs for minutes, over which this kind of machine's wall clock
-    # wanders by +-15 %: what the plugin adds is read from CPU time.
-    flake8_without = median_cpu["flake8, without our plugin"]
-    flake8_with = median_cpu["flake8, with our plugin"]
     targets = [
         ("cold check <= 0.25 x semgrep", cold / semgrep, 0.25),
         ("cold check <= 1.5 x ruff", cold / ruff, 1.5),
         ("warm check <= 3 x grep", median["check, warm"] / grep, 3.0),
         ("fix --diff <= 1.5 x cold check", median["fix --diff"] / cold, 1.5),
-        (
-            "flake8 with plugin <= 1.03 x without (CPU time)",
-            flake8_with / flake8_without,
-            1.03,
-        ),
+        # flake8 runs for minutes, over which this kind of machine's wall
+        # clock wanders by +-15 %: the plugin's cost is read from CPU time.
+        ("flake8 with plugin <= 1.03 x without (CPU, per round)", flake8_ratio, 1.03),
         ("peak RSS <= 300 MB", max(rss) / 1024, 300.0),
     ]
     lines = [

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -227,15 +228,31 @@ def test_two_fix_runs_at_once(tmp_path):
 
 def test_fix_killed_at_random_moments(tmp_path):
     folder, original, fixed = _fix_tree(tmp_path, 60)
+    command = [
+        sys.executable,
+        "-m",
+        "vllm_spec_lint",
+        "fix",
+        "--no-cache",
+        "-j",
+        "2",
+        ".",
+    ]
+    # Kill within the time a whole run takes here (it gets faster; the test
+    # must still land inside it).
+    timing = tmp_path / "timing"
+    shutil.copytree(folder, timing)
+    start = time.perf_counter()
+    subprocess.run(command, cwd=timing, capture_output=True)
+    whole = time.perf_counter() - start
     rng = random.Random(45831)
     kills = 0
     for _ in range(6):
         run = subprocess.Popen(
-            [sys.executable, "-m", "vllm_spec_lint", "fix", "--no-cache", "-j", "2", "."],
-            cwd=folder, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            command, cwd=folder, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             start_new_session=True,
         )  # fmt: skip
-        time.sleep(rng.uniform(0.3, 3.0))
+        time.sleep(rng.uniform(0.2, 0.9) * whole)
         if run.poll() is None:
             os.killpg(run.pid, signal.SIGKILL)
             kills += 1

@@ -164,15 +164,19 @@ def analyze_source(
     *,
     module_name: str | None = None,
     apply_noqa: bool = True,
+    tree=None,
 ) -> FileAnalysis:
     """Run every selected rule over one file's (decoded) source.
 
     ``module_name`` (``vllm.v1.core.x``) resolves relative imports and
     recognises a family's own module; ``apply_noqa`` is off for flake8,
-    which applies ``# noqa`` itself.
+    which applies ``# noqa`` itself and hands over its ``ast`` ``tree`` of
+    the source.
     """
     with _gc_paused():
-        return _analyze_source(source, path, config, hierarchy, module_name, apply_noqa)
+        return _analyze_source(
+            source, path, config, hierarchy, module_name, apply_noqa, tree
+        )
 
 
 def _analyze_source(
@@ -182,6 +186,7 @@ def _analyze_source(
     hierarchy: ClassHierarchy | None,
     module_name: str | None,
     apply_noqa: bool,
+    tree,
 ) -> FileAnalysis:
     import ast
 
@@ -193,7 +198,8 @@ def _analyze_source(
     try:
         # CPython's parser decides what is valid Python; libcst then sees
         # only the parts of the file the rules can act on (slicing.py).
-        tree = ast.parse(source)
+        if tree is None:
+            tree = ast.parse(source)
         relevant = relevant_source(
             source, tree, Screen.build(config, hierarchy, module_name)
         )

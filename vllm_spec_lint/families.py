@@ -12,6 +12,7 @@ Classes are identified by qualified name (``module.ClassName``).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -120,18 +121,25 @@ def read_class_bases(source: bytes | str) -> dict[str, tuple[str, ...]]:
     """Top-level classes of a module and those of their bases defined in it.
 
     Read with ``ast``: this runs on every check of a vLLM tree, and needs no
-    more than names.
+    more than names. The same module (flake8 asks once per folder) is parsed
+    once.
     """
+    return dict(_class_bases(source))
+
+
+@functools.lru_cache(maxsize=8)
+def _class_bases(source: bytes | str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     import ast
 
     classes = [n for n in ast.parse(source).body if isinstance(n, ast.ClassDef)]
     defined = {c.name for c in classes}
-    return {
-        c.name: tuple(
-            b.id for b in c.bases if isinstance(b, ast.Name) and b.id in defined
+    return tuple(
+        (
+            c.name,
+            tuple(b.id for b in c.bases if isinstance(b, ast.Name) and b.id in defined),
         )
         for c in classes
-    }
+    )
 
 
 def absolute_name(name: str, module_name: str | None) -> str:

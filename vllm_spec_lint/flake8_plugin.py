@@ -32,6 +32,7 @@ class Flake8Plugin:
     config = Config(select=("VSL",))
 
     def __init__(self, tree: ast.AST, filename: str, lines: list[str]):
+        self.tree = tree
         self.filename = filename
         self.lines = lines
 
@@ -86,6 +87,7 @@ class Flake8Plugin:
             hierarchy,
             module_name=module_name_for(path),
             apply_noqa=False,
+            tree=self.tree if isinstance(self.tree, ast.Module) else None,
         )
         for finding in analysis.findings:
             row, column = finding.location
