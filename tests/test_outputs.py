@@ -4,6 +4,7 @@ baselines, and the rule documentation."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from importlib import resources
 
@@ -178,3 +179,13 @@ def test_explain_unknown_code():
 
 def test_readme_rule_table_is_generated_from_the_rules():
     assert markdown_table() in (REPO / "README.md").read_text()
+
+
+def test_readme_quotes_the_benchmark_tables():
+    """The README's performance figures are BENCHMARKS.md's, not older ones."""
+    benchmarks = (REPO / "BENCHMARKS.md").read_text()
+    tables = re.findall(r"(?:^\|.*\|\n)+", benchmarks, re.M)
+    assert len(tables) == 3
+    readme = (REPO / "README.md").read_text()
+    for table in tables[:2]:  # commands and targets
+        assert table in readme
