@@ -295,6 +295,20 @@ def test_files_changed_just_before_a_run_are_not_trusted_by_their_stat(tree):
     assert str(tree / "fresh.py") not in clean.entries
 
 
+def test_a_cache_of_clean_files_alone_is_marked_as_a_cache(tmp_path, monkeypatch):
+    """A tree where nothing names an anchor writes only the stat index; the
+    cache folder is still ignored by git and tagged as a cache."""
+    from vllm_spec_lint import cache, runner
+
+    monkeypatch.setattr(cache.CleanFiles, "_RECENT_NS", 0)
+    (tmp_path / "plain.py").write_text("x = 1\n")
+    runner.run([tmp_path], Config(root=tmp_path))
+    top = tmp_path / ".vllm_spec_lint_cache"
+    assert list(top.rglob("clean-*.marshal"))
+    assert (top / ".gitignore").read_text().endswith("*\n")
+    assert (top / "CACHEDIR.TAG").exists()
+
+
 def test_concurrent_runs_share_the_cache_safely(tree):
     cold = _json(tree, "--no-cache")
     runs = [

@@ -64,31 +64,33 @@ def _finding_from_json(data: dict, path: str) -> Finding:
     )
 
 
-class ResultCache:
-    def __init__(self, root: Path, config: Config, hierarchy: ClassHierarchy | None):
-        self.folder = root / CACHE_DIR / __version__
-        # Without a hierarchy (not read yet), only class_bases() is of use.
-        self.settings = fingerprint(config, hierarchy) if hierarchy else ""
+def _write_entry(root: Path, entry: Path, data: bytes) -> None:
+    """Write one cache file whole (temporary file, then ``os.replace``) under
+    the cache folder at ``root``, which is marked as a cache on first use."""
+    try:
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        top = root / CACHE_DIR
+        if not (top / ".gitignore").exists():
+            (top / ".gitignore").write_text("# Created by vllm-spec-lint.\n*\n")
+            (top / "CACHEDIR.TAG").write_text(
+                "Signature: 8a477f597d28d172789f06886806bc55\n"
+                "# This file is a cache directory tag created by vllm-spec-lint.\n"
+            )
+        import tempfile
 
-    def class_bases(self, source: bytes) -> dict[str, tuple[str, ...]]:
-        """:func:`read_class_bases`, remembered by the module's content."""
-        entry = (
-            self.folder / "class-bases" / f"{hashlib.sha256(source).hexdigest()}.json"
-        )
-        try:
-            data = json.loads(entry.read_bytes())
-            if isinstance(data, dict) and all(
-                isinstance(k, str)
-                and isinstance(v, list)
-                and all(isinstance(b, str) for b in v)
-                for k, v in data.items()
-            ):
-                return {k: tuple(v) for k, v in data.items()}
-        except (OSError, ValueError):
-            pass  # missing or corrupt: read again, written again
-        bases = read_class_bases(source)
-        self._write(entry, {k: list(v) for k, v in bases.items()})
-        return bases
+        fd, temporary = tempfile.mkstemp(dir=entry.parent, suffix=".tmp")
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(temporary, entry)
+    except OSError:
+        pass  # a read-only checkout still gets its results
+
+
+class ResultCache:
+    def __init__(self, root: Path, config: Config, hierarchy: ClassHierarchy):
+        self.root = root
+        self.folder = root / CACHE_DIR / __version__
+        self.settings = fingerprint(config, hierarchy)
 
     def key(self, path: str, module_name: str | None, source: bytes) -> str:
         digest = hashlib.sha256()
@@ -112,35 +114,37 @@ class ResultCache:
             return None  # missing or corrupt: a miss, rewritten by put()
 
     def put(self, key: str, findings: list[Finding], suppressed: list[Finding]) -> None:
-        entry = self._entry(key)
         data = {
             "findings": [_finding_to_json(f) for f in findings],
             "suppressed": [_finding_to_json(f) for f in suppressed],
         }
-        self._write(entry, data)
+        _write_entry(self.root, self._entry(key), json.dumps(data).encode())
 
-    def _write(self, entry: Path, data) -> None:
+
+class ClassBasesCache:
+    """:func:`read_class_bases` of the family module, remembered by its
+    content: the hierarchy is needed before any result can be looked up."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.folder = root / CACHE_DIR / __version__ / "class-bases"
+
+    def __call__(self, source: bytes) -> dict[str, tuple[str, ...]]:
+        entry = self.folder / f"{hashlib.sha256(source).hexdigest()}.json"
         try:
-            entry.parent.mkdir(parents=True, exist_ok=True)
-            self._mark_folder()
-            import tempfile
-
-            fd, temporary = tempfile.mkstemp(dir=entry.parent, suffix=".tmp")
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump(data, f)
-            os.replace(temporary, entry)
-        except OSError:
-            pass  # a read-only checkout still gets its results
-
-    def _mark_folder(self) -> None:
-        top = self.folder.parent
-        ignore = top / ".gitignore"
-        if not ignore.exists():
-            ignore.write_text("# Created by vllm-spec-lint.\n*\n")
-            (top / "CACHEDIR.TAG").write_text(
-                "Signature: 8a477f597d28d172789f06886806bc55\n"
-                "# This file is a cache directory tag created by vllm-spec-lint.\n"
-            )
+            data = json.loads(entry.read_bytes())
+            if isinstance(data, dict) and all(
+                isinstance(k, str)
+                and isinstance(v, list)
+                and all(isinstance(b, str) for b in v)
+                for k, v in data.items()
+            ):
+                return {k: tuple(v) for k, v in data.items()}
+        except (OSError, ValueError):
+            pass  # missing or corrupt: read again, written again
+        bases = read_class_bases(source)
+        _write_entry(self.root, entry, json.dumps(bases).encode())
+        return bases
 
 
 class CleanFiles:
@@ -153,6 +157,7 @@ class CleanFiles:
     _RECENT_NS = 2 * 10**9
 
     def __init__(self, root: Path, config: Config):
+        self.root = root
         anchors = sorted(f.anchor for f in config.families)
         settings = repr((__version__, anchors, os.getcwd())).encode()
         digest = hashlib.sha256(settings).hexdigest()[:16]
@@ -189,15 +194,5 @@ class CleanFiles:
             self.changed = True
 
     def save(self) -> None:
-        if not self.changed:
-            return
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            import tempfile
-
-            fd, temporary = tempfile.mkstemp(dir=self.path.parent, suffix=".tmp")
-            with os.fdopen(fd, "wb") as f:
-                marshal.dump(self.entries, f)
-            os.replace(temporary, self.path)
-        except OSError:
-            pass  # a read-only checkout still gets its results
+        if self.changed:
+            _write_entry(self.root, self.path, marshal.dumps(self.entries))

@@ -18,7 +18,7 @@ from vllm_spec_lint.analysis import (
     parse_error,
     wanted,
 )
-from vllm_spec_lint.cache import CleanFiles, ResultCache
+from vllm_spec_lint.cache import ClassBasesCache, CleanFiles, ResultCache
 from vllm_spec_lint.config import Config
 from vllm_spec_lint.discovery import iter_python_files, module_name_for
 from vllm_spec_lint.families import ClassHierarchy, read_class_bases
@@ -72,12 +72,11 @@ def load_hierarchy(
     config: Config,
     warnings: list[str],
     *,
-    cache: ResultCache | None = None,
+    class_bases: Callable[[bytes], dict] = read_class_bases,
 ) -> ClassHierarchy:
     """Built-in defaults, overridden by each family module found in the tree
     (``vllm/v1/kv_cache_interface.py``), so coverage follows vLLM's own classes.
-    With a ``cache``, a module read before is not parsed again."""
-    class_bases = cache.class_bases if cache is not None else read_class_bases
+    ``class_bases`` reads a module's classes (a cache, for the runner)."""
     hierarchy = ClassHierarchy.default()
     for module, module_path in dict.fromkeys(
         (f.module, f.module_path) for f in config.families
@@ -282,7 +281,7 @@ def run(
         files,
         config,
         warnings,
-        cache=ResultCache(config.root, config, None) if use_cache else None,
+        class_bases=ClassBasesCache(config.root) if use_cache else read_class_bases,
     )
     ruff = None
     if fix:
