@@ -18,6 +18,7 @@ DEFAULT_EXCLUDES = (
     "dist", "node_modules", "venv",
 )  # fmt: skip
 PYTHON_SUFFIXES = (".py", ".pyi")
+_GIT_NAMES = frozenset({".git", ".gitignore"})
 
 
 class Excluder:
@@ -32,13 +33,13 @@ class Excluder:
         self.config = config
         self.root = os.path.abspath(config.root)
         self.patterns = _spec(config.exclude) if config.exclude else None
-        # folder -> (has .git, has .gitignore), for folders the walk listed
-        self._listed: dict[str, tuple[bool, bool]] = {}
+        # folder -> which of .git and .gitignore it holds, for folders listed
+        self._listed: dict[str, frozenset[str]] = {}
         self._ignores: dict[str, tuple] = {}
         self._roots: dict[str, str | None] = {}
 
     def listed(self, folder: str, names: set[str]) -> None:
-        self._listed[folder] = (".git" in names, ".gitignore" in names)
+        self._listed[folder] = frozenset(names & _GIT_NAMES)
 
     def by_name_only(self, folder: str) -> bool:
         """True when nothing but the default names can exclude an entry of
@@ -70,16 +71,16 @@ class Excluder:
                     return True
         return False
 
-    def _has(self, folder: str, index: int, name: str) -> bool:
+    def _has(self, folder: str, name: str) -> bool:
         known = self._listed.get(folder)
         if known is not None:
-            return known[index]
+            return name in known
         return os.path.exists(os.path.join(folder, name))
 
     def _git_root(self, folder: str) -> str | None:
         if folder not in self._roots:
             parent = os.path.dirname(folder)
-            if self._has(folder, 0, ".git"):
+            if self._has(folder, ".git"):
                 self._roots[folder] = folder
             else:
                 self._roots[folder] = (
@@ -105,7 +106,7 @@ class Excluder:
         return found
 
     def _gitignore(self, folder: str):
-        if not self._has(folder, 1, ".gitignore"):
+        if not self._has(folder, ".gitignore"):
             return None
         try:
             with open(os.path.join(folder, ".gitignore"), "rb") as f:
