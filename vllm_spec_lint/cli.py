@@ -25,12 +25,33 @@ def _codes(value: str) -> tuple[str, ...]:
     return codes
 
 
+def _patterns(value: str) -> tuple[str, ...]:
+    return tuple(p.strip() for p in value.split(",") if p.strip())
+
+
 def _add_selection_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("paths", nargs="*", type=Path, default=[])
+    parser.add_argument(
+        "paths", nargs="*", type=Path, default=[], help="files or folders; - is stdin"
+    )
     parser.add_argument("--config", type=Path, help="settings file to use")
     parser.add_argument("--select", type=_codes, help="codes to report (e.g. VSL001)")
     parser.add_argument("--extend-select", type=_codes, default=())
     parser.add_argument("--ignore", type=_codes, default=())
+    parser.add_argument(
+        "--exclude",
+        type=_patterns,
+        action="append",
+        metavar="PATTERNS",
+        help="gitignore-style patterns to leave out, instead of the configured ones",
+    )
+    parser.add_argument(
+        "--extend-exclude",
+        type=_patterns,
+        action="append",
+        default=[],
+        metavar="PATTERNS",
+        help="patterns to leave out, besides the configured ones",
+    )
     parser.add_argument("--line-length", type=int)
     parser.add_argument(
         "--no-respect-gitignore",
@@ -61,6 +82,42 @@ def _add_selection_options(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="apply exclusions to files named on the command line too (pre-commit)",
     )
+    parser.add_argument(
+        "--stdin-filename",
+        metavar="NAME",
+        help="read the source from standard input and report it as NAME",
+    )
+    parser.add_argument(
+        "--show-files",
+        action="store_true",
+        help="print the files that would be checked, and nothing else",
+    )
+    parser.add_argument(
+        "--show-fixes",
+        action="store_true",
+        help="list the fixes applied (fix) or that --fix would apply (check)",
+    )
+    parser.add_argument(
+        "--output-format",
+        "--format",  # our earlier name, kept as an alias
+        dest="output_format",
+        choices=("text", "concise", "json", "github", "sarif"),
+        default="text",
+        help="report format (--format is an alias)",
+    )
+    loudness = parser.add_mutually_exclusive_group()
+    loudness.add_argument(
+        "-q", "--quiet", action="store_true", help="print findings only, no summary"
+    )
+    loudness.add_argument(
+        "-s",
+        "--silent",
+        action="store_true",
+        help="print nothing on stdout; the exit status tells",
+    )
+    parser.add_argument(
+        "--exit-zero", action="store_true", help="exit 0 even with findings"
+    )
 
 
 def _add_fix_options(parser: argparse.ArgumentParser) -> None:
@@ -68,7 +125,15 @@ def _add_fix_options(parser: argparse.ArgumentParser) -> None:
         "--diff", action="store_true", help="print the fixes as a diff; write nothing"
     )
     parser.add_argument(
-        "--unsafe-fixes", action="store_true", help="also apply unsafe fixes"
+        "--unsafe-fixes",
+        action="store_true",
+        help="also apply unsafe fixes",
+    )
+    parser.add_argument("--no-unsafe-fixes", dest="unsafe_fixes", action="store_false")
+    parser.add_argument(
+        "--exit-non-zero-on-fix",
+        action="store_true",
+        help="exit 1 when a fix was applied, even if nothing remains",
     )
 
 
@@ -77,15 +142,14 @@ def build_parser() -> argparse.ArgumentParser:
         prog="vllm-spec-lint",
         description="Find vLLM KV-cache spec checks that leave out a sibling spec.",
     )
-    parser.add_argument("--version", action="version", version=__version__)
+    parser.add_argument(
+        "--version", "-V", action="version", version=f"vllm-spec-lint {__version__}"
+    )
     commands = parser.add_subparsers(dest="command", required=True)
 
     check = commands.add_parser("check", help="report findings")
     _add_selection_options(check)
     _add_fix_options(check)
-    check.add_argument(
-        "--format", choices=("text", "json", "github", "sarif"), default="text"
-    )
     check.add_argument(
         "--baseline", type=Path, help="report only findings not in this baseline"
     )
@@ -103,20 +167,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --baseline: list entries that no longer match",
     )
     check.add_argument(
-        "--exit-zero", action="store_true", help="exit 0 even with findings"
-    )
-    check.add_argument(
         "--statistics", action="store_true", help="count findings per code"
     )
     check.add_argument("--output-file", type=Path, help="write the report here")
     check.add_argument(
         "--fix", action="store_true", help="apply fixes (same as the fix command)"
     )
+    check.add_argument(
+        "--no-fix", dest="fix", action="store_false", help="do not apply fixes"
+    )
 
     fix = commands.add_parser("fix", help="apply fixes in place")
     _add_selection_options(fix)
     _add_fix_options(fix)
-    fix.add_argument("--exit-zero", action="store_true")
 
     codemod = commands.add_parser("codemod", help="run a codemod over a tree")
     codemod.add_argument("name", choices=("add-sliding-window-mla", "nixl-mla-region"))
@@ -137,8 +200,18 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _reads_stdin(args: argparse.Namespace) -> bool:
+    paths = getattr(args, "paths", None)
+    if paths is None:
+        return False
+    return bool(getattr(args, "stdin_filename", None)) or Path("-") in paths
+
+
 def _config_for(args: argparse.Namespace) -> Config:
     paths = getattr(args, "paths", None) or [Path(".")]
+    if _reads_stdin(args):
+        # Settings as for a file at NAME.
+        paths = [Path(args.stdin_filename or ".")]
     config = load_config(paths[0], getattr(args, "config", None))
     changes = {}
     if getattr(args, "select", None):
@@ -147,6 +220,13 @@ def _config_for(args: argparse.Namespace) -> Config:
         changes["select"] = changes.get("select", config.select) + args.extend_select
     if getattr(args, "ignore", ()):
         changes["ignore"] = config.ignore + args.ignore
+    if getattr(args, "exclude", None) is not None:
+        changes["exclude"] = ()
+        changes["command_line_exclude"] = sum(args.exclude, ())
+    if getattr(args, "extend_exclude", ()):
+        changes["command_line_exclude"] = changes.get("command_line_exclude", ()) + sum(
+            args.extend_exclude, ()
+        )
     if getattr(args, "line_length", None):
         changes["line_length"] = args.line_length
     if getattr(args, "no_respect_gitignore", False):
@@ -156,11 +236,38 @@ def _config_for(args: argparse.Namespace) -> Config:
     return replace(config, **changes)
 
 
-def _write(text: str, output_file: Path | None) -> None:
-    if output_file is None:
-        sys.stdout.write(text)
-    else:
-        output_file.write_text(text, encoding="utf-8")
+class _Output:
+    """Where a command's report goes: the report (findings) to stdout or
+    ``--output-file``, the summary after it unless ``--quiet``; nothing to
+    stdout with ``--silent``. Errors always go to stderr."""
+
+    def __init__(self, args: argparse.Namespace, *, report_to_stderr: bool = False):
+        self.quiet = args.quiet or args.silent
+        self.silent = args.silent
+        self.file = getattr(args, "output_file", None)
+        self.to_stderr = report_to_stderr
+        self.parts: list[str] = []
+
+    def report(self, text: str) -> None:
+        if not self.silent:
+            self.parts.append(text)
+
+    def summary(self, text: str) -> None:
+        if not self.quiet:
+            self.parts.append(text)
+
+    def warning(self, text: str) -> None:
+        if not self.quiet:
+            print(f"warning: {text}", file=sys.stderr)
+
+    def close(self) -> None:
+        text = "".join(self.parts)
+        if self.file is not None:
+            self.file.write_text(text, encoding="utf-8")
+        elif self.to_stderr:
+            sys.stderr.write(text)
+        else:
+            sys.stdout.write(text)
 
 
 def _diff(path: str, original: bytes, fixed: bytes) -> str:
@@ -187,30 +294,92 @@ def _report_failures(run) -> int:
     return len(failures)
 
 
-def _run(args: argparse.Namespace, config: Config, **mode):
-    """The runner with the command line's selection options; prints warnings."""
-    from vllm_spec_lint.runner import run
+def _run(
+    args: argparse.Namespace,
+    config: Config,
+    out: _Output,
+    stdin: bytes | None = None,
+    **mode,
+):
+    """The runner with the command line's selection options, over the paths
+    or over ``stdin``'s bytes; prints warnings."""
+    from vllm_spec_lint import runner
 
-    result = run(
-        args.paths,
-        config,
-        force_exclude=args.force_exclude,
-        jobs=args.jobs,
-        use_cache=not args.no_cache,
-        follow_links=args.follow_links,
-        **mode,
-    )
+    if stdin is not None:
+        result = runner.run_source(
+            args.stdin_filename or "-",
+            stdin,
+            config,
+            fix=mode.get("fix", False),
+            unsafe=mode.get("unsafe", False),
+            force_exclude=args.force_exclude,
+        )
+    else:
+        result = runner.run(
+            args.paths,
+            config,
+            force_exclude=args.force_exclude,
+            jobs=args.jobs,
+            use_cache=not args.no_cache,
+            follow_links=args.follow_links,
+            **mode,
+        )
     for warning in result.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
+        out.warning(warning)
     return result
 
 
+def _format_findings(args: argparse.Namespace, findings, *, unsafe: bool) -> str:
+    from vllm_spec_lint import report
+
+    if getattr(args, "statistics", False):
+        return report.format_statistics(findings)
+    if args.output_format == "json":
+        return report.format_json(findings)
+    if args.output_format == "github":
+        return report.format_github(findings)
+    if args.output_format == "sarif":
+        return report.format_sarif(findings)
+    return report.format_text(findings, unsafe=unsafe)
+
+
+def _fixes_by_file(results, *, unsafe: bool, applied: bool) -> dict:
+    from collections import Counter
+
+    from vllm_spec_lint.analysis import wanted
+
+    if applied:
+        return {r.path: Counter(r.fixed) for r in results}
+    return {
+        r.path: Counter(f.code for f in r.findings if wanted(f, unsafe))
+        for r in results
+    }
+
+
+def _show_files(args: argparse.Namespace, config: Config) -> int:
+    from vllm_spec_lint.discovery import iter_python_files
+
+    files = iter_python_files(
+        args.paths or [Path(".")],
+        config,
+        force_exclude=args.force_exclude,
+        follow_links=args.follow_links,
+    )
+    for name in sorted(files):
+        print(name)
+    return EXIT_CLEAN
+
+
 def command_check(args: argparse.Namespace, config: Config) -> int:
+    if args.show_files:
+        return _show_files(args, config)
     if args.fix or args.diff:
         return command_fix(args, config)
     from vllm_spec_lint import report
 
-    checked = _run(args, config)
+    out = _Output(args)
+    stdin = sys.stdin.buffer.read() if _reads_stdin(args) else None
+    checked = _run(args, config, out, stdin)
     findings = checked.findings
     if args.write_baseline or args.baseline:
         from vllm_spec_lint import baseline
@@ -233,46 +402,79 @@ def command_check(args: argparse.Namespace, config: Config) -> int:
                     f"stale: {entry.path}: {entry.code} {entry.source!r}",
                     file=sys.stderr,
                 )
-    if args.statistics:
-        text = report.format_statistics(findings)
-    elif args.format == "json":
-        text = report.format_json(findings)
-    elif args.format == "github":
-        text = report.format_github(findings)
-    elif args.format == "sarif":
-        text = report.format_sarif(findings)
-    else:
-        text = report.format_text(findings, files_checked=len(checked.results))
     if args.explain_suppressions:
-        text = report.format_suppressions(checked.suppressed) + text
-    _write(text, args.output_file)
+        out.report(report.format_suppressions(checked.suppressed))
+    out.report(_format_findings(args, findings, unsafe=args.unsafe_fixes))
+    if args.output_format in ("text", "concise") and not args.statistics:
+        if args.show_fixes:
+            shown = _fixes_by_file(
+                _with_findings(checked.results, findings),
+                unsafe=args.unsafe_fixes,
+                applied=False,
+            )
+            out.summary(report.format_fixes(shown, applied=False))
+        out.summary(report.check_summary(findings, unsafe=args.unsafe_fixes))
+    out.close()
     return EXIT_FINDINGS if findings and not args.exit_zero else EXIT_CLEAN
+
+
+def _with_findings(results, findings):
+    """``results`` holding only ``findings`` (what a baseline left)."""
+    kept = {id(f) for f in findings}
+    return [
+        replace(r, findings=[f for f in r.findings if id(f) in kept]) for r in results
+    ]
 
 
 def command_fix(args: argparse.Namespace, config: Config) -> int:
     from vllm_spec_lint import report
 
-    fixed = _run(args, config, fix=True, unsafe=args.unsafe_fixes, write=not args.diff)
+    stdin = sys.stdin.buffer.read() if _reads_stdin(args) else None
+    # Fixing standard input: the source goes to stdout, the report to stderr.
+    out = _Output(args, report_to_stderr=stdin is not None or args.diff)
+    fixed = _run(
+        args,
+        config,
+        out,
+        stdin,
+        fix=True,
+        unsafe=args.unsafe_fixes,
+        write=not args.diff and stdin is None,
+    )
     changed = [r for r in fixed.results if r.fixed_source is not None]
-    count = sum(r.fixed for r in changed)
+    count = sum(len(r.fixed) for r in changed)
     failures = _report_failures(fixed)
+    remaining = fixed.findings
     if args.diff:
-        sys.stdout.write(
-            "".join(_diff(r.path, r.original, r.fixed_source) for r in changed)
-        )
+        if not args.silent:
+            sys.stdout.write(
+                "".join(_diff(r.path, r.original, r.fixed_source) for r in changed)
+            )
+        if args.show_fixes:
+            shown = _fixes_by_file(changed, unsafe=args.unsafe_fixes, applied=True)
+            out.summary(report.format_fixes(shown, applied=False))
+        out.summary(f"Would fix {_plural(count, 'error')}.\n")
         problems = changed or failures
     else:
-        remaining = fixed.findings
-        sys.stdout.write(
-            report.format_text(remaining, files_checked=len(fixed.results))
-        )
-        problems = remaining or failures
-    verb = "Would fix" if args.diff else "Fixed"
-    print(
-        f"{verb} {_plural(count, 'error')} in {_plural(len(changed), 'file')}.",
-        file=sys.stderr,
-    )
+        if stdin is not None:
+            _write_fixed_stdin(fixed.results, stdin)
+        out.report(_format_findings(args, remaining, unsafe=args.unsafe_fixes))
+        if args.output_format in ("text", "concise"):
+            if args.show_fixes:
+                shown = _fixes_by_file(changed, unsafe=args.unsafe_fixes, applied=True)
+                out.summary(report.format_fixes(shown, applied=True))
+            out.summary(report.fix_summary(count, remaining, unsafe=args.unsafe_fixes))
+        problems = remaining or failures or (args.exit_non_zero_on_fix and count)
+    out.close()
     return EXIT_FINDINGS if problems and not args.exit_zero else EXIT_CLEAN
+
+
+def _write_fixed_stdin(results, source: bytes) -> None:
+    """The fixed source on stdout; the source as given when nothing was fixed
+    (or the file was excluded)."""
+    fixed = [r.fixed_source for r in results if r.fixed_source is not None]
+    sys.stdout.buffer.write(fixed[0] if fixed else source)
+    sys.stdout.flush()
 
 
 def _plural(count: int, noun: str) -> str:
@@ -313,7 +515,7 @@ def command_codemod(args: argparse.Namespace, config: Config) -> int:
     verb = "would change" if args.diff else "changed"
     print(
         f"{len(result.results)} files checked, {len(changed)} {verb}, "
-        f"{sum(r.fixed for r in changed)} findings fixed, {failures} failures",
+        f"{sum(len(r.fixed) for r in changed)} findings fixed, {failures} failures",
         file=sys.stderr,
     )
     return EXIT_ERROR if failures else EXIT_CLEAN
@@ -417,7 +619,8 @@ def main(argv: list[str] | None = None) -> int:
     args, extra = parser.parse_known_args(argv)
     # argparse cannot take positionals after an option that follows another
     # positional (`codemod NAME --diff PATH`): such leftovers are more paths.
-    if extra and (any(e.startswith("-") for e in extra) or not hasattr(args, "paths")):
+    options = [e for e in extra if e.startswith("-") and e != "-"]
+    if extra and (options or not hasattr(args, "paths")):
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     if extra:
         args.paths = [p for p in args.paths if p != Path(".")] + [

@@ -31,6 +31,8 @@ class Config:
     select: tuple[str, ...] = ("VSL",)
     ignore: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
+    # --exclude / --extend-exclude: gitignore-style, from the working folder.
+    command_line_exclude: tuple[str, ...] = ()
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
     line_length: int = 88
     families: tuple[Family, ...] = DEFAULT_FAMILIES

@@ -23,7 +23,8 @@ _GIT_NAMES = frozenset({".git", ".gitignore"})
 
 class Excluder:
     """Default excludes, ``exclude`` from the configuration (gitignore-style
-    patterns relative to the configuration's folder) and ``.gitignore`` files.
+    patterns relative to the configuration's folder), ``--exclude`` from the
+    command line (relative to the working folder) and ``.gitignore`` files.
 
     Folders the walk has listed are known to hold (or not) ``.git`` and
     ``.gitignore`` without asking the file system again; pathspec is loaded
@@ -31,8 +32,15 @@ class Excluder:
 
     def __init__(self, config: Config):
         self.config = config
-        self.root = os.path.abspath(config.root)
-        self.patterns = _spec(config.exclude) if config.exclude else None
+        # (folder the patterns are relative to, their spec)
+        self.patterns = tuple(
+            (os.path.abspath(root), _spec(patterns))
+            for root, patterns in (
+                (config.root, config.exclude),
+                (os.getcwd(), config.command_line_exclude),
+            )
+            if patterns
+        )
         # folder -> which of .git and .gitignore it holds, for folders listed
         self._listed: dict[str, frozenset[str]] = {}
         self._ignores: dict[str, tuple] = {}
@@ -45,7 +53,7 @@ class Excluder:
         """True when nothing but the default names can exclude an entry of
         ``folder`` (no patterns, no .gitignore above it): the common case,
         checked once per folder instead of once per file."""
-        return self.patterns is None and not (
+        return not self.patterns and not (
             self.config.respect_gitignore and self._gitignores_above(folder)
         )
 
@@ -58,9 +66,9 @@ class Excluder:
         if name in DEFAULT_EXCLUDES:
             return True
         suffix = "/" if is_dir else ""
-        if self.patterns is not None:
-            relative = os.path.relpath(path, self.root)
-            if not relative.startswith("..") and self.patterns.match_file(
+        for root, spec in self.patterns:
+            relative = os.path.relpath(path, root)
+            if not relative.startswith("..") and spec.match_file(
                 Path(relative).as_posix() + suffix
             ):
                 return True
@@ -164,6 +172,8 @@ class _Walk:
         self.visited: set[str] = set()  # real folders, against link cycles
 
     def files(self, top: str, top_absolute: str) -> Iterator[str]:
+        # Names as ruff prints them: "pkg/a.py", not "./pkg/a.py", cold or warm.
+        strip = len(os.curdir + os.sep) if top == os.curdir else 0
         folders = [(top, top_absolute)]
         while folders:
             folder, absolute = folders.pop()
@@ -185,7 +195,7 @@ class _Walk:
                         subfolders.append((entry.path, inside))
                 elif (
                     name.endswith(PYTHON_SUFFIXES)
-                    and entry.path not in self.seen
+                    and entry.path[strip:] not in self.seen
                     and not (
                         name in DEFAULT_EXCLUDES
                         if by_name_only
@@ -195,8 +205,8 @@ class _Walk:
                     )
                     and self._is_regular_file(entry)
                 ):
-                    self.seen.add(entry.path)
-                    yield entry.path
+                    self.seen.add(entry.path[strip:])
+                    yield entry.path[strip:]
             folders.extend(reversed(subfolders))
 
     def _entries(self, folder: str) -> list[os.DirEntry]:

@@ -98,17 +98,19 @@ def _offset(starts: list[int], text: str, row_col: tuple[int, int]) -> int:
     return starts[row - 1] + column - 1
 
 
-def apply_fixes(text: str, fixes: list[Fix]) -> tuple[str, list[tuple[int, int]], int]:
+def apply_fixes(
+    text: str, fixes: list[Fix]
+) -> tuple[str, list[tuple[int, int]], list[int]]:
     """Apply every fix whose edits do not overlap an earlier fix's.
 
     Identical edits (the same import added for several findings) are made
     once. Returns the new text, the spans it changed (offsets in the new
-    text) and how many fixes were applied.
+    text) and the indices of the fixes applied.
     """
     starts = line_starts(text)
     accepted: dict[tuple[int, int, str], None] = {}
-    applied = 0
-    for fix in fixes:
+    applied = []
+    for index, fix in enumerate(fixes):
         spans = [
             (
                 _offset(starts, text, e.location),
@@ -125,7 +127,7 @@ def apply_fixes(text: str, fixes: list[Fix]) -> tuple[str, list[tuple[int, int]]
         ):
             continue  # overlaps: the next pass gets it
         accepted.update(dict.fromkeys(new))
-        applied += 1
+        applied.append(index)
     pieces, changed, cursor, shift = [], [], 0, 0
     for start, end, content in sorted(accepted):
         pieces.append(text[cursor:start])
@@ -141,7 +143,8 @@ def apply_fixes(text: str, fixes: list[Fix]) -> tuple[str, list[tuple[int, int]]
 @dataclass
 class FixOutcome:
     text: str
-    fixed: int = 0
+    # The code of each finding fixed.
+    fixed: tuple[str, ...] = ()
     remaining: list[Finding] = field(default_factory=list)
     failure: str | None = None
 
@@ -166,7 +169,7 @@ def fix_source(
             source, path, config, hierarchy, module_name=module_name
         ).findings
 
-    current, fixed = text, 0
+    current, fixed = text, ()
     findings = analyze(current)
     for _ in range(max_passes):
         todo = [f for f in findings if wanted(f, unsafe) and select(f)]
@@ -180,7 +183,8 @@ def fix_source(
             return FixOutcome(
                 text, failure="the fixed code does not parse; not written"
             )
-        current, fixed = new, fixed + applied
+        current = new
+        fixed += tuple(todo[i].code for i in applied)
     still = [f for f in findings if wanted(f, unsafe) and select(f)]
     if still:
         return FixOutcome(

@@ -6,11 +6,12 @@ import json
 import os
 from collections import Counter
 
-from vllm_spec_lint.analysis import Finding
+from vllm_spec_lint.analysis import Finding, wanted
 
 
-def _text_line(f: Finding) -> str:
-    line = f"{f.path}:{f.location[0]}:{f.location[1]}: {f.code} {f.message}"
+def _text_line(f: Finding, unsafe: bool) -> str:
+    marker = "[*] " if wanted(f, unsafe) else ""
+    line = f"{f.path}:{f.location[0]}:{f.location[1]}: {f.code} {marker}{f.message}"
     return line + (f" [strict; {f.suppressed_by}]" if f.suppressed_by else "")
 
 
@@ -23,20 +24,63 @@ def format_suppressions(suppressed: list[Finding]) -> str:
     )
 
 
-def format_text(findings: list[Finding], *, files_checked: int) -> str:
-    lines = [_text_line(f) for f in findings]
-    fixable = sum(1 for f in findings if f.fix is not None)
-    if findings:
-        summary = f"Found {len(findings)} error{'s' if len(findings) != 1 else ''}"
-        summary += (
-            f" in {files_checked} file{'s' if files_checked != 1 else ''} checked."
-        )
-        if fixable:
-            summary += f"\n[*] {fixable} fixable with `vllm-spec-lint fix`."
-        lines.append(summary)
-    else:
-        lines.append(f"All checks passed ({files_checked} files checked).")
-    return "\n".join(lines) + "\n"
+def format_text(findings: list[Finding], *, unsafe: bool = False) -> str:
+    """One line per finding, as ruff's concise format; ``[*]`` marks the
+    findings a fix run with the same options would fix."""
+    return "".join(_text_line(f, unsafe) + "\n" for f in findings)
+
+
+def _errors(count: int) -> str:
+    return f"{count} error{'s' if count != 1 else ''}"
+
+
+def _hidden_fixes(findings: list[Finding], unsafe: bool) -> str:
+    hidden = 0 if unsafe else sum(1 for f in findings if f.fix and not wanted(f, False))
+    if not hidden:
+        return ""
+    fixes = "fix" if hidden == 1 else "fixes"
+    return f"({hidden} hidden {fixes} can be enabled with the --unsafe-fixes option.)\n"
+
+
+def check_summary(findings: list[Finding], *, unsafe: bool = False) -> str:
+    """ruff's closing lines for a check: how many, and how many ``--fix``
+    would fix (safe fixes only, unless ``unsafe``)."""
+    if not findings:
+        return "All checks passed!\n"
+    text = f"Found {_errors(len(findings))}.\n"
+    fixable = sum(1 for f in findings if wanted(f, unsafe))
+    if fixable:
+        text += f"[*] {fixable} fixable with the --fix option.\n"
+    return text + _hidden_fixes(findings, unsafe)
+
+
+def fix_summary(fixed: int, remaining: list[Finding], *, unsafe: bool = False) -> str:
+    """ruff's closing lines for a fix run."""
+    if not fixed and not remaining:
+        return "All checks passed!\n"
+    text = f"Fixed {_errors(fixed)} ({len(remaining)} remaining).\n"
+    return text + _hidden_fixes(remaining, unsafe)
+
+
+def format_fixes(fixed_codes: dict[str, Counter], *, applied: bool) -> str:
+    """``--show-fixes``: per file, how many findings of each code were (or a
+    fix run would be) fixed; as ruff lists them."""
+    from vllm_spec_lint.rule_docs import rule_doc
+
+    total = sum(sum(c.values()) for c in fixed_codes.values())
+    if not total:
+        return ""
+    verb = "Fixed" if applied else "Would fix"
+    lines = ["", f"{verb} {_errors(total)}:"]
+    for path, codes in fixed_codes.items():
+        if not codes:
+            continue
+        lines.append(f"- {path}:")
+        for code, count in sorted(codes.items()):
+            doc = rule_doc(code)
+            name = f" ({doc.name})" if doc is not None else ""
+            lines.append(f"    {count} \u00d7 {code}{name}")
+    return "\n".join(lines) + "\n\n"
 
 
 def _position(row_col: tuple[int, int]) -> dict:

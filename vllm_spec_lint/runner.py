@@ -39,7 +39,8 @@ class FileResult:
     findings: list[Finding]
     original: bytes | None = None
     fixed_source: bytes | None = None
-    fixed: int = 0
+    # The code of each finding fixed.
+    fixed: tuple[str, ...] = ()
     failure: str | None = None
     suppressed: list[Finding] = field(default_factory=list)
 
@@ -123,12 +124,20 @@ def _read(name: str, config: Config, clean: CleanFiles | None) -> FileResult | b
     except OSError as e:
         reason = e.strerror or str(e)
         return FileResult(name, [parse_error(name, f"cannot read: {reason}")])
-    if not might_have_findings(source, config):
+    screened = _screen(name, source, config)
+    if isinstance(screened, FileResult) and not screened.findings:
         if info is not None:
             clean.mark_clean(name, info)
-        return FileResult(name, [])
-    if clean is not None:
+    elif clean is not None:
         clean.forget(name)
+    return screened
+
+
+def _screen(name: str, source: bytes, config: Config) -> FileResult | bytes:
+    """The bytes when they need analysing, else the result already: none for
+    bytes that name no anchor, VSL900 for bytes over the size limit."""
+    if not might_have_findings(source, config):
+        return FileResult(name, [])
     if len(source) > config.max_file_size_mb * 2**20:
         size = len(source) / 2**20
         message = (
@@ -192,7 +201,7 @@ def _analyze_file(
                 result.findings = analyze_source(
                     text, name, config, hierarchy, module_name=module_name
                 ).findings
-                result.fixed = 0
+                result.fixed = ()
     return result
 
 
@@ -257,6 +266,44 @@ class _Analyses:
             self.pool.shutdown()
 
 
+def run_source(
+    name: str,
+    source: bytes,
+    config: Config,
+    *,
+    fix: bool = False,
+    unsafe: bool = False,
+    force_exclude: bool = False,
+) -> CheckRun:
+    """One source that is not read from disk (standard input), reported
+    under ``name``: the hierarchy and exclusions as for a file at ``name``.
+    Nothing is written and nothing cached."""
+    path = Path(name)
+    warnings: list[str] = []
+    hierarchy = load_hierarchy([path], [], config, warnings)
+    if force_exclude and not list(
+        iter_python_files([path], config, force_exclude=True)
+    ):
+        return CheckRun([], hierarchy, warnings)
+    mode = Mode(fix, unsafe, write=False, ruff=_ruff(fix, warnings))
+    result = _screen(name, source, config)
+    if isinstance(result, bytes):
+        result = analyze_file(path, source, config, hierarchy, mode)
+    return CheckRun([result], hierarchy, warnings)
+
+
+def _ruff(fix: bool, warnings: list[str]) -> str | None:
+    """The ruff that lays out fixed statements, when fixing."""
+    if not fix:
+        return None
+    from vllm_spec_lint.formatting import NO_RUFF_WARNING, find_ruff
+
+    ruff = find_ruff()
+    if ruff is None:
+        warnings.append(NO_RUFF_WARNING)
+    return ruff
+
+
 def run(
     paths: list[Path],
     config: Config,
@@ -283,14 +330,7 @@ def run(
         warnings,
         class_bases=ClassBasesCache(config.root) if use_cache else read_class_bases,
     )
-    ruff = None
-    if fix:
-        from vllm_spec_lint.formatting import NO_RUFF_WARNING, find_ruff
-
-        ruff = find_ruff()
-        if ruff is None:
-            warnings.append(NO_RUFF_WARNING)
-    mode = Mode(fix, unsafe, write, ruff)
+    mode = Mode(fix, unsafe, write, _ruff(fix, warnings))
     cache = ResultCache(config.root, config, hierarchy) if use_cache else None
     clean = CleanFiles(config.root, config) if use_cache else None
     results: list[FileResult | None] = [None] * len(files)
