@@ -13,6 +13,8 @@ import pytest
 from tests import conftest
 from vllm_spec_lint.config import Config
 
+pytestmark = pytest.mark.fast
+
 STRICT = Config(strict=True)
 codes = functools.partial(conftest.codes, config=STRICT)
 findings = functools.partial(conftest.findings, config=STRICT)

@@ -11,6 +11,8 @@ import pytest
 
 from tests.conftest import REPO, run_cli
 
+pytestmark = pytest.mark.fast
+
 BAD = (
     "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
     "is_mla_region = isinstance(layer_spec, MLAAttentionSpec)\n"

@@ -9,6 +9,8 @@ from vllm_spec_lint.config import Config
 from vllm_spec_lint.rules import ALL_RULES
 from vllm_spec_lint.rules.base import Example
 
+pytestmark = pytest.mark.fast
+
 
 def _examples(kind: str) -> list:
     return list(_iter_examples(kind))

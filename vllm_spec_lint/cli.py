@@ -326,6 +326,8 @@ def _run(
         )
     for warning in result.warnings:
         out.warning(warning)
+    if not result.results and stdin is None:
+        out.warning("No Python files found under the given path(s)")
     return result
 
 
@@ -430,8 +432,9 @@ def command_fix(args: argparse.Namespace, config: Config) -> int:
     from vllm_spec_lint import report
 
     stdin = sys.stdin.buffer.read() if _reads_stdin(args) else None
-    # Fixing standard input: the source goes to stdout, the report to stderr.
-    out = _Output(args, report_to_stderr=stdin is not None or args.diff)
+    # Fixing standard input: the source (or diff) goes to stdout, the report
+    # to stderr; as ruff does.
+    out = _Output(args, report_to_stderr=stdin is not None)
     fixed = _run(
         args,
         config,
@@ -446,13 +449,14 @@ def command_fix(args: argparse.Namespace, config: Config) -> int:
     failures = _report_failures(fixed)
     remaining = fixed.findings
     if args.diff:
+        diff = "".join(_diff(r.path, r.original, r.fixed_source) for r in changed)
         if not args.silent:
-            sys.stdout.write(
-                "".join(_diff(r.path, r.original, r.fixed_source) for r in changed)
-            )
+            sys.stdout.write(diff)
         if args.show_fixes:
             shown = _fixes_by_file(changed, unsafe=args.unsafe_fixes, applied=True)
             out.summary(report.format_fixes(shown, applied=False))
+        elif diff and stdin is None:
+            out.summary("\n")
         out.summary(f"Would fix {_plural(count, 'error')}.\n")
         problems = changed or failures
     else:

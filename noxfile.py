@@ -1,0 +1,91 @@
+"""Sessions for every Python vLLM supports.
+
+    nox -s tests            # the whole suite, on the default Python (3.11)
+    nox -s fast             # the CLI, rule and fix tests on 3.10 ... 3.13
+    nox -s package          # sdist + wheel, twine check, the wheel in a fresh venv
+
+Interpreters are taken from pyenv's folders when they are there (this
+project's machines keep them under ~/.pyenv/versions), else from PATH.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import pathlib
+import shutil
+import tempfile
+
+import nox
+
+PYTHONS = ["3.10", "3.11", "3.12", "3.13"]
+REPO = pathlib.Path(__file__).parent
+
+nox.options.sessions = ["tests", "fast"]
+# Only interpreters already on the machine: nothing is downloaded.
+nox.options.download_python = "never"
+
+
+def _pyenv_paths() -> list[str]:
+    root = os.environ.get("PYENV_ROOT", os.path.expanduser("~/.pyenv"))
+    found = []
+    for version in PYTHONS:
+        found += sorted(
+            glob.glob(os.path.join(root, "versions", f"{version}.*", "bin"))
+        )
+    return found
+
+
+os.environ["PATH"] = os.pathsep.join([*_pyenv_paths(), os.environ.get("PATH", "")])
+
+
+@nox.session(python="3.11")
+def tests(session: nox.Session) -> None:
+    session.install(".[test]")
+    session.run(
+        "python", "-m", "pytest", "-q", "-p", "no:cacheprovider", *session.posargs
+    )
+
+
+@nox.session(python=PYTHONS)
+def fast(session: nox.Session) -> None:
+    session.install(".[test]")
+    session.run(
+        "python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "fast",
+        *session.posargs,
+    )  # fmt: skip
+
+
+@nox.session(python="3.11")
+def package(session: nox.Session) -> None:
+    """Build, check the metadata, and run the README's first command with the
+    wheel (not the source tree) installed in a fresh virtual environment."""
+    session.install("build", "twine")
+    dist = pathlib.Path(tempfile.mkdtemp(prefix="vsl-dist-"))
+    session.run("python", "-m", "build", "--outdir", str(dist), str(REPO))
+    wheels = sorted(dist.glob("*.whl"))
+    sdists = sorted(dist.glob("*.tar.gz"))
+    if len(wheels) != 1 or len(sdists) != 1:
+        session.error(f"expected one wheel and one sdist in {dist}")
+    session.run("twine", "check", "--strict", *map(str, wheels + sdists))
+    venv = dist / "venv"
+    session.run("python", "-m", "venv", str(venv))
+    python = str(venv / "bin" / "python")
+    session.run(python, "-m", "pip", "install", "-q", str(wheels[0]), external=True)
+    # Away from the source tree, so that only the installed wheel can answer.
+    shutil.copytree(REPO / "examples", dist / "examples")
+    session.chdir(dist)
+    # The README's first command: exit 1, the example tree's five findings.
+    out = session.run(
+        str(venv / "bin" / "vllm-spec-lint"), "check", "--no-cache", "examples",
+        external=True, success_codes=[1], silent=True,
+    )  # fmt: skip
+    if "Found 5 errors." not in out:
+        session.error(f"the README's first command did not report 5 findings:\n{out}")
+    # The installed package, not this folder's: run from elsewhere.
+    where = session.run(
+        python, "-c", "import vllm_spec_lint; print(vllm_spec_lint.__file__)",
+        external=True, silent=True,
+    )  # fmt: skip
+    if str(REPO) in where:
+        session.error(f"the package was imported from the source tree: {where}")

@@ -1,0 +1,370 @@
+"""Options as ruff has them: each run beside real ruff with the same flags,
+on a tree where each tool has one safely fixable finding, and compared by
+what a script sees: exit status, and which of stdout and stderr carry text.
+Then our own output, written out."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_cli
+
+pytestmark = pytest.mark.fast
+
+BAD = (
+    "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
+    "is_mla_region = isinstance(layer_spec, MLAAttentionSpec)\n"
+)
+FIXED = (
+    "from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowMLASpec\n"
+    "is_mla_region = isinstance(layer_spec, (MLAAttentionSpec, SlidingWindowMLASpec))\n"
+)
+FINDING = (
+    "w.py:2:40: VSL001 [*] isinstance() check against MLAAttentionSpec leaves out "
+    "SlidingWindowMLASpec\n"
+)
+# ruff's twin: one unused import (F401, a safe fix).
+RUFF_BAD = "import os\nx = 1\n"
+
+
+def _ruff():
+    found = shutil.which("ruff") or str(Path(sys.executable).parent / "ruff")
+    if not Path(found).exists():
+        pytest.fail("ruff is in the test extras but was not found")
+    return found
+
+
+def _run_ruff(args, cwd, stdin=None):
+    concise = [] if "--output-format" in args else ["--output-format", "concise"]
+    return subprocess.run(
+        [_ruff(), "check", "--isolated", "--no-cache", "--select", "F401",
+         *concise, *args],
+        cwd=cwd, capture_output=True, text=True, input=stdin,
+    )  # fmt: skip
+
+
+def _shape(out):
+    """What a script sees: exit status, and whether each stream has text."""
+    return out.returncode, bool(out.stdout), bool(out.stderr)
+
+
+@pytest.fixture
+def trees(tmp_path):
+    ours, theirs = tmp_path / "ours", tmp_path / "ruff"
+    ours.mkdir()
+    theirs.mkdir()
+    (ours / "w.py").write_text(BAD)
+    (theirs / "w.py").write_text(RUFF_BAD)
+    return ours, theirs
+
+
+def _both(trees, ours_args, ruff_args, stdin=(None, None)):
+    ours, theirs = trees
+    return (
+        run_cli(*ours_args, cwd=ours, input=stdin[0]),
+        _run_ruff(ruff_args, theirs, stdin[1]),
+    )
+
+
+def test_check_reports_on_stdout_like_ruff(trees):
+    ours, ruff = _both(trees, ["check", "."], ["."])
+    assert _shape(ours) == _shape(ruff) == (1, True, False)
+    assert ours.stdout == FINDING + (
+        "Found 1 error.\n[*] 1 fixable with the --fix option.\n"
+    )
+
+
+def test_quiet_prints_findings_without_summary(trees):
+    ours, ruff = _both(trees, ["check", "-q", "."], ["-q", "."])
+    assert _shape(ours) == _shape(ruff) == (1, True, False)
+    assert ours.stdout == FINDING
+    assert run_cli("check", "--quiet", ".", cwd=trees[0]).stdout == FINDING
+
+
+def test_silent_with_findings_prints_nothing_and_exits_1(trees):
+    ours, ruff = _both(trees, ["check", "-s", "."], ["-s", "."])
+    assert _shape(ours) == _shape(ruff) == (1, False, False)
+    out = run_cli("check", "--silent", "--output-format", "json", ".", cwd=trees[0])
+    assert (out.returncode, out.stdout) == (1, "")
+
+
+def test_quiet_and_silent_exclude_each_other(trees):
+    out = run_cli("check", "-q", "-s", ".", cwd=trees[0])
+    assert out.returncode == 2 and "not allowed with" in out.stderr
+
+
+def test_output_format_is_ruffs_name_and_format_its_alias(trees):
+    ours, ruff = _both(
+        trees, ["check", "--output-format", "github", "."],
+        ["--output-format", "github", "."],
+    )  # fmt: skip
+    assert _shape(ours) == _shape(ruff) == (1, True, False)
+    assert ours.stdout.startswith("::error file=w.py,line=2,col=40,")
+    alias = run_cli("check", "--format", "github", ".", cwd=trees[0])
+    assert alias.stdout == ours.stdout
+
+
+def test_fix_fixes_and_exits_0_like_ruff(trees):
+    ours, ruff = _both(trees, ["fix", "."], ["--fix", "."])
+    assert _shape(ours) == _shape(ruff) == (0, True, False)
+    assert ours.stdout == "Fixed 1 error (0 remaining).\n"
+    assert (trees[0] / "w.py").read_text() == FIXED
+
+
+def test_check_fix_is_the_fix_command(trees):
+    out = run_cli("check", "--fix", ".", cwd=trees[0])
+    assert (out.returncode, out.stdout) == (0, "Fixed 1 error (0 remaining).\n")
+    assert (trees[0] / "w.py").read_text() == FIXED
+
+
+def test_exit_non_zero_on_fix(trees):
+    ours, ruff = _both(
+        trees, ["fix", "--exit-non-zero-on-fix", "."],
+        ["--fix", "--exit-non-zero-on-fix", "."],
+    )  # fmt: skip
+    assert _shape(ours) == _shape(ruff) == (1, True, False)
+    assert (trees[0] / "w.py").read_text() == FIXED
+    # Nothing left to fix: exit 0 again.
+    again = run_cli("fix", "--exit-non-zero-on-fix", ".", cwd=trees[0])
+    assert (again.returncode, again.stdout) == (0, "All checks passed!\n")
+
+
+def test_no_fix_overrides_fix(trees):
+    ours, ruff = _both(
+        trees, ["check", "--fix", "--no-fix", "."], ["--fix", "--no-fix", "."]
+    )
+    assert _shape(ours) == _shape(ruff) == (1, True, False)
+    assert (trees[0] / "w.py").read_text() == BAD
+    assert (trees[1] / "w.py").read_text() == RUFF_BAD
+
+
+def test_diff_and_its_count_go_to_stdout(trees):
+    ours, ruff = _both(trees, ["check", "--diff", "."], ["--diff", "."])
+    assert _shape(ours) == _shape(ruff) == (1, True, False)
+    assert ours.stdout.startswith("--- w.py\n+++ w.py\n")
+    assert ours.stdout.endswith(" SlidingWindowMLASpec))\n\nWould fix 1 error.\n")
+    assert (trees[0] / "w.py").read_text() == BAD
+
+
+def test_show_fixes_lists_what_fix_applied(trees):
+    ours, ruff = _both(
+        trees, ["fix", "--show-fixes", "."], ["--fix", "--show-fixes", "."]
+    )
+    assert _shape(ours) == _shape(ruff) == (0, True, False)
+    assert ours.stdout == (
+        "\nFixed 1 error:\n- w.py:\n    1 \u00d7 VSL001 (isinstance-leaves-out-companion)\n\n"
+        "Fixed 1 error (0 remaining).\n"
+    )
+
+
+def test_show_fixes_on_check_lists_what_fix_would_apply(trees):
+    out = run_cli("check", "--show-fixes", ".", cwd=trees[0])
+    assert out.returncode == 1
+    assert out.stdout == FINDING + (
+        "\nWould fix 1 error:\n- w.py:\n    1 \u00d7 VSL001 (isinstance-leaves-out-companion)\n\n"
+        "Found 1 error.\n[*] 1 fixable with the --fix option.\n"
+    )
+    assert (trees[0] / "w.py").read_text() == BAD
+
+
+def test_exclude_and_extend_exclude_on_the_command_line(trees):
+    for option in ("--exclude", "--extend-exclude"):
+        ours, ruff = _both(trees, ["check", option, "w.py", "."], [option, "w.py", "."])
+        assert _shape(ours) == _shape(ruff) == (0, True, True)
+        assert ours.stdout == "All checks passed!\n"
+        assert ours.stderr == "warning: No Python files found under the given path(s)\n"
+
+
+def test_exclude_replaces_the_configured_patterns_and_extend_adds(tmp_path):
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.vllm-spec-lint]\nexclude = ["a.py"]\n'
+    )
+    (tmp_path / "a.py").write_text(BAD)
+    (tmp_path / "b.py").write_text(BAD)
+
+    def files(*args):
+        return run_cli("check", "--show-files", *args, ".", cwd=tmp_path).stdout.split()
+
+    assert files() == ["b.py"]
+    assert files("--exclude", "b.py") == ["a.py"]
+    assert files("--extend-exclude", "b.py") == []
+    # Comma-separated and repeated, as in ruff.
+    assert files("--exclude", "a.py,b.py") == []
+    assert files("--exclude", "a.py", "--exclude", "b.py") == []
+
+
+def test_command_line_patterns_are_relative_to_the_working_folder(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "w.py").write_text(BAD)
+    out = run_cli(
+        "check", "--show-files", "--exclude", "/w.py", ".", cwd=tmp_path / "pkg"
+    )
+    assert out.stdout == ""
+    out = run_cli("check", "--show-files", "--exclude", "/w.py", "pkg", cwd=tmp_path)
+    assert out.stdout == "pkg/w.py\n"
+
+
+def test_version(trees):
+    from vllm_spec_lint import __version__
+
+    out = run_cli("--version")
+    assert (out.returncode, out.stdout) == (0, f"vllm-spec-lint {__version__}\n")
+    assert __version__.count(".") == 2 and all(
+        p.isdigit() for p in __version__.split(".")
+    )
+
+
+# -- summary lines ------------------------------------------------------------
+
+UNSAFE = (
+    "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
+    "a = isinstance(s, MLAAttentionSpec)\n"
+    "b = type(t) is MLAAttentionSpec\n"
+)
+
+
+def test_summary_counts_safe_fixes_and_names_hidden_ones(tmp_path):
+    (tmp_path / "u.py").write_text(UNSAFE)
+    out = run_cli("check", ".", cwd=tmp_path)
+    assert out.stdout.splitlines()[-3:] == [
+        "Found 2 errors.",
+        "[*] 1 fixable with the --fix option.",
+        "(1 hidden fix can be enabled with the --unsafe-fixes option.)",
+    ]
+    assert "u.py:3:16: VSL002 exact type" in out.stdout  # no [*]: unsafe
+    unsafe = run_cli("check", "--unsafe-fixes", ".", cwd=tmp_path)
+    assert unsafe.stdout.splitlines()[-2:] == [
+        "Found 2 errors.",
+        "[*] 2 fixable with the --fix option.",
+    ]
+    assert "u.py:3:16: VSL002 [*] exact type" in unsafe.stdout
+
+
+def test_fix_summary_counts_what_remains(tmp_path):
+    (tmp_path / "u.py").write_text(UNSAFE)
+    out = run_cli("fix", ".", cwd=tmp_path)
+    assert out.returncode == 1
+    assert out.stdout.splitlines()[-2:] == [
+        "Fixed 1 error (1 remaining).",
+        "(1 hidden fix can be enabled with the --unsafe-fixes option.)",
+    ]
+
+
+# -- standard input -----------------------------------------------------------
+
+NAME = "pkg/w.py"
+
+
+def test_check_stdin_reports_under_the_given_name(trees):
+    ours, ruff = _both(
+        trees, ["check", "--stdin-filename", NAME, "-"],
+        ["--stdin-filename", NAME, "-"], stdin=(BAD, RUFF_BAD),
+    )  # fmt: skip
+    assert _shape(ours) == _shape(ruff) == (1, True, False)
+    assert (
+        ours.stdout.splitlines()[0]
+        == "pkg/w.py:2:40: " + FINDING.split(": ", 1)[1].rstrip()
+    )
+
+
+def test_fix_stdin_writes_the_source_to_stdout_and_the_report_to_stderr(trees):
+    ours, ruff = _both(
+        trees, ["fix", "--stdin-filename", NAME, "-"],
+        ["--fix", "--stdin-filename", NAME, "-"], stdin=(BAD, RUFF_BAD),
+    )  # fmt: skip
+    assert _shape(ours) == _shape(ruff) == (0, True, True)
+    assert ours.stdout == FIXED
+    assert ours.stderr == "Fixed 1 error (0 remaining).\n"
+    assert ruff.stdout == "x = 1\n"
+
+
+def test_fix_stdin_with_nothing_to_fix_writes_the_source_unchanged(trees):
+    out = run_cli("fix", "--stdin-filename", NAME, "-", cwd=trees[0], input=FIXED)
+    assert (out.returncode, out.stdout) == (0, FIXED)
+
+
+def test_stdin_diff(trees):
+    ours, ruff = _both(
+        trees, ["fix", "--diff", "--stdin-filename", NAME, "-"],
+        ["--diff", "--stdin-filename", NAME, "-"], stdin=(BAD, RUFF_BAD),
+    )  # fmt: skip
+    assert _shape(ours) == _shape(ruff) == (1, True, True)
+    assert ours.stdout.startswith(f"--- {NAME}\n+++ {NAME}\n")
+    assert (
+        "+is_mla_region = isinstance(layer_spec, (MLAAttentionSpec, SlidingWindowMLASpec))\n"
+        in ours.stdout
+    )
+    assert ours.stderr == "Would fix 1 error.\n"
+
+
+def _stdin_bytes(data: bytes, *args: str, cwd: Path):
+    return subprocess.run(
+        [sys.executable, "-m", "vllm_spec_lint", *args, "--stdin-filename", NAME, "-"],
+        cwd=cwd, input=data, capture_output=True,
+    )  # fmt: skip
+
+
+def test_stdin_with_crlf_and_a_bom_keeps_both(tmp_path):
+    data = b"\xef\xbb\xbf" + BAD.replace("\n", "\r\n").encode()
+    check = _stdin_bytes(data, "check", cwd=tmp_path)
+    # Columns as in the file: the BOM is not a column.
+    assert check.stdout.startswith(b"pkg/w.py:2:40: VSL001 [*]")
+    fixed = _stdin_bytes(data, "fix", cwd=tmp_path)
+    assert fixed.returncode == 0
+    assert fixed.stdout == b"\xef\xbb\xbf" + FIXED.replace("\n", "\r\n").encode()
+
+
+def test_stdin_that_does_not_parse(tmp_path):
+    data = b"from vllm.v1.kv_cache_interface import MLAAttentionSpec\ndef (:\n"
+    check = _stdin_bytes(data, "check", cwd=tmp_path)
+    assert check.returncode == 1
+    assert check.stdout.startswith(b"pkg/w.py:2:5: VSL900 cannot parse")
+    fixed = _stdin_bytes(data, "fix", cwd=tmp_path)
+    assert (fixed.returncode, fixed.stdout) == (1, data)
+    assert fixed.stderr.startswith(b"pkg/w.py:2:5: VSL900 cannot parse")
+
+
+def test_stdin_uses_the_settings_and_ignores_for_its_name(tmp_path):
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.vllm-spec-lint]\nper-file-ignores = { "pkg/*" = ["VSL001"] }\n'
+    )
+    (tmp_path / "sub").mkdir()
+    ignored = run_cli("check", "--stdin-filename", NAME, "-", cwd=tmp_path, input=BAD)
+    assert (ignored.returncode, ignored.stdout) == (0, "All checks passed!\n")
+    other = run_cli(
+        "check", "--stdin-filename", "sub/w.py", "-", cwd=tmp_path, input=BAD
+    )
+    assert other.returncode == 1 and other.stdout.startswith("sub/w.py:2:40: VSL001")
+
+
+def test_stdin_hierarchy_is_the_tree_at_its_name(tmp_path):
+    tree, elsewhere = tmp_path / "tree", tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    kci = tree / "vllm" / "v1" / "kv_cache_interface.py"
+    kci.parent.mkdir(parents=True)
+    # Here the companion derives from the anchor: nothing is left out.
+    kci.write_text(
+        "class KVCacheSpec: ...\n"
+        "class AttentionSpec(KVCacheSpec): ...\n"
+        "class MLAAttentionSpec(AttentionSpec): ...\n"
+        "class SlidingWindowMLASpec(MLAAttentionSpec): ...\n"
+    )
+    inside = run_cli("check", "--stdin-filename", "vllm/w.py", "-", cwd=tree, input=BAD)
+    assert (inside.returncode, inside.stdout) == (0, "All checks passed!\n")
+    outside = run_cli(
+        "check", "--stdin-filename", "w.py", "-", cwd=elsewhere, input=BAD
+    )
+    assert outside.returncode == 1
+
+
+def test_stdin_excluded_name_with_force_exclude(tmp_path):
+    args = ("--force-exclude", "--exclude", "pkg", "--stdin-filename", NAME, "-")
+    check = run_cli("check", *args, cwd=tmp_path, input=BAD)
+    assert (check.returncode, check.stdout) == (0, "All checks passed!\n")
+    fixed = run_cli("fix", *args, cwd=tmp_path, input=BAD)
+    assert (fixed.returncode, fixed.stdout) == (0, BAD)
