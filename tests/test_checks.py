@@ -277,6 +277,13 @@ def test_strings_and_comments_are_never_findings():
         ("  # noqa", False),
         ("  # noqa: VSL001", False),
         ("  # noqa:VSL001,VSL002", False),
+        # Codes are prefixes, as flake8 reads them.
+        ("  # noqa: VSL0", False),
+        ("  # NOQA: VSL00", False),
+        ("  # noqa: E501, VSL0", False),
+        ("  # noqa: VSL1", True),
+        ("  # noqa: VSL0010", True),
+        # A code needs a digit: "VSL" alone makes the comment a bare noqa.
         ("  # NOQA: VSL", False),
         ("  # noqa: VSL002", True),
         ("  # noqa: E501", True),

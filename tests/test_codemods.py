@@ -3,6 +3,7 @@ of vLLM PR #45831 replayed on a real release."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -90,6 +91,61 @@ def test_nixl_codemod_applies_already_applied_and_not_found(example_tree):
     worker.write_text(text.replace("def register_kv_caches", "def register_caches"))
     moved = run_cli("codemod", "nixl-mla-region", ".", cwd=example_tree)
     assert moved.returncode == 2 and "vLLM may have moved this code" in moved.stderr
+
+
+# Besides the PR's site, two more MLA-only checks the codemod must leave alone:
+# one in another method, one with another target in the same method.
+WORKER_WITH_MORE_CHECKS = """\
+import torch
+
+from vllm.v1.kv_cache_interface import (
+    AttentionSpec,
+    MLAAttentionSpec,
+)
+
+
+class NixlWorker:
+    def __init__(self, layer_specs: dict[str, AttentionSpec]):
+        self.layer_specs = layer_specs
+        self.region_is_mla: list[bool] = []
+
+    def get_block_len(self, layer_spec: AttentionSpec) -> int:
+        is_mla_region = isinstance(layer_spec, MLAAttentionSpec)
+        if is_mla_region:
+            return layer_spec.page_size_bytes
+        return 2 * layer_spec.page_size_bytes
+
+    def register_kv_caches(self, kv_caches: dict[str, torch.Tensor]):
+        for layer_name in kv_caches:
+            layer_spec = self.layer_specs[layer_name]
+            use_mla = isinstance(layer_spec, MLAAttentionSpec)
+            is_mla_region = isinstance(layer_spec, MLAAttentionSpec)
+            self.region_is_mla.append(is_mla_region and use_mla)
+"""
+
+
+def test_nixl_codemod_changes_the_prs_site_and_nothing_else(tmp_path):
+    worker = tmp_path / "base_worker.py"
+    worker.write_text(WORKER_WITH_MORE_CHECKS)
+    out = run_cli("codemod", "nixl-mla-region", str(worker))
+    assert out.returncode == 0, out.stderr
+    assert worker.read_text() == WORKER_WITH_MORE_CHECKS.replace(
+        "    MLAAttentionSpec,\n)",
+        "    MLAAttentionSpec,\n    SlidingWindowMLASpec,\n)",
+    ).replace(
+        # Indented as in register_kv_caches' loop only.
+        "            is_mla_region = isinstance(layer_spec, MLAAttentionSpec)\n",
+        "            is_mla_region = isinstance(\n"
+        "                layer_spec, (MLAAttentionSpec, SlidingWindowMLASpec)\n"
+        "            )\n",
+    )
+    # The two other checks are still there, at their rows (strict: the fixed
+    # region now covers the companion, so `use_mla` reads as deliberate).
+    left = run_cli("check", "--strict", "--output-format", "json", str(worker))
+    assert [(f["code"], f["location"]["row"]) for f in json.loads(left.stdout)] == [
+        ("VSL001", 16),
+        ("VSL001", 24),
+    ]
 
 
 def test_nixl_codemod_through_libcsts_runner(example_tree):

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 import stat
+import subprocess
+import sys
 import textwrap
 
 import pytest
@@ -224,10 +226,19 @@ def test_vsl004_forms():
             "MLAAttentionSpec, UniformTypeKVCacheSpecs",
             "MLAAttentionSpec, SlidingWindowMLASpec, UniformTypeKVCacheSpecs",
         ),
-        # Case-insensitive: "slidingwindow" sorts before "spec_x", after "sink".
+        # Case-insensitive: "slidingwindowma" < "slidingwindowml", though
+        # "M" < "a" in a case-sensitive sort (which ruff's I001 rejects).
         (
-            "MLAAttentionSpec, SinkFullAttentionSpec, SpecX",
-            "MLAAttentionSpec, SinkFullAttentionSpec, SlidingWindowMLASpec, SpecX",
+            "MLAAttentionSpec, SlidingWindowMambaSpec",
+            "MLAAttentionSpec, SlidingWindowMambaSpec, SlidingWindowMLASpec",
+        ),
+        (
+            "MLAAttentionSpec, SlidingWindowlegacySpec",
+            "MLAAttentionSpec, SlidingWindowlegacySpec, SlidingWindowMLASpec",
+        ),
+        (
+            "MambaSpec, MLAAttentionSpec",
+            "MambaSpec, MLAAttentionSpec, SlidingWindowMLASpec",
         ),
         # ruff's order-by-type: CONSTANTS, Classes, functions.
         (
@@ -236,11 +247,20 @@ def test_vsl004_forms():
         ),
     ],
 )
-def test_import_goes_to_its_sorted_position(names, expected):
+def test_import_goes_to_its_sorted_position(names, expected, tmp_path):
     source = KCI + names + "\n\nok = isinstance(s, MLAAttentionSpec)\n"
-    header = fixed(source).split("\n\n")[0]
+    result = fixed(source)
+    header = result.split("\n\n")[0]
     imported = header.removeprefix(KCI).strip("()\n").replace("\n", " ")
     assert [n.strip() for n in imported.split(",") if n.strip()] == expected.split(", ")
+    # ruff's import sorting (I001) agrees.
+    (tmp_path / "w.py").write_text(result)
+    ruff = subprocess.run(
+        [sys.executable, "-m", "ruff", "check", "--isolated", "--select", "I001",
+         "--output-format", "concise", "w.py"],
+        cwd=tmp_path, capture_output=True, text=True,
+    )  # fmt: skip
+    assert (ruff.returncode, ruff.stdout) == (0, "All checks passed!\n")
 
 
 def test_function_local_import():

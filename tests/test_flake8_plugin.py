@@ -136,3 +136,36 @@ def test_files_without_family_names_do_not_import_libcst(tmp_path):
         [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True
     )
     assert out.stdout.strip().splitlines()[-1] == "False", out.stderr
+
+
+NOQA_COMMENTS = [
+    "",
+    "  # noqa",
+    "  # noqa: VSL001",
+    "  # noqa: VSL0",
+    "  # noqa:VSL00,E501",
+    "  # noqa: VSL1",
+    "  # noqa: VSL0010",
+    "  # NOQA: VSL",
+    "  # noqa: VSL002",
+]
+
+
+def test_noqa_comments_mean_the_same_to_flake8_and_check(tmp_path):
+    lines = [
+        f"ok{i} = isinstance(s, MLAAttentionSpec){comment}"
+        for i, comment in enumerate(NOQA_COMMENTS)
+    ]
+    (tmp_path / "n.py").write_text(
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
+        + "\n".join(lines)
+        + "\n"
+    )
+    theirs = flake8("--select", "VSL", "n.py", cwd=tmp_path).stdout
+    ours = run_cli("check", "--output-format", "json", ".", cwd=tmp_path).stdout
+    flake8_rows = [int(line.split(":")[1]) for line in theirs.splitlines()]
+    our_rows = [f["location"]["row"] for f in json.loads(ours)]
+    # Rows 2.. hold the comments in order; reported: none, VSL1, VSL0010, VSL002.
+    expected = [2, 7, 8, 10]
+    assert flake8_rows == expected
+    assert our_rows == expected

@@ -339,6 +339,71 @@ CASES = {
         """,
         "raise",
     ),
+    # Negated guards: under `!=`, `is not`, `not in` the value is anything
+    # but that class, so a SlidingWindowMLASpec reaches the check (the twin);
+    # an early exit on the negation leaves exactly that class behind.
+    "exit-on-not-equal": (
+        """\
+        def f(spec: KVCacheSpec) -> bool:
+            if type(spec) != FullAttentionSpec:
+                return False
+            return isinstance(spec, MLAAttentionSpec)
+        """,
+        """\
+        def f(spec: KVCacheSpec) -> bool:
+            if type(spec) != FullAttentionSpec:
+                return isinstance(spec, MLAAttentionSpec)
+            return False
+        """,
+        "narrowed",
+    ),
+    "exit-on-is-not": (
+        """\
+        def f(spec: KVCacheSpec) -> bool:
+            if type(spec) is not FullAttentionSpec:
+                return False
+            return isinstance(spec, MLAAttentionSpec)
+        """,
+        """\
+        def f(spec: KVCacheSpec) -> bool:
+            if type(spec) is not FullAttentionSpec:
+                return isinstance(spec, MLAAttentionSpec)
+            return False
+        """,
+        "narrowed",
+    ),
+    "exit-on-not-in": (
+        """\
+        def f(spec: KVCacheSpec) -> bool:
+            if type(spec) not in (FullAttentionSpec, SlidingWindowSpec):
+                return False
+            return isinstance(spec, MLAAttentionSpec)
+        """,
+        """\
+        def f(spec: KVCacheSpec) -> bool:
+            if type(spec) not in (FullAttentionSpec, SlidingWindowSpec):
+                return isinstance(spec, MLAAttentionSpec)
+            return False
+        """,
+        "narrowed",
+    ),
+    "else-of-not-equal": (
+        """\
+        def f(spec: KVCacheSpec) -> bool:
+            if type(spec) != FullAttentionSpec:
+                return False
+            else:
+                return isinstance(spec, MLAAttentionSpec)
+        """,
+        """\
+        def f(spec: KVCacheSpec) -> bool:
+            if type(spec) == FullAttentionSpec:
+                return False
+            else:
+                return isinstance(spec, MLAAttentionSpec)
+        """,
+        "narrowed",
+    ),
 }
 
 

@@ -226,6 +226,62 @@ def test_warm_cache_gives_the_cold_results(tree):
     assert (tree / ".vllm_spec_lint_cache" / ".gitignore").read_text().endswith("*\n")
 
 
+BAD = (
+    "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
+    "is_mla_region = isinstance(layer_spec, MLAAttentionSpec)\n"
+)
+
+
+def test_identical_files_at_two_paths_keep_their_own_ignores_when_warm(tmp_path):
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.vllm-spec-lint]\nper-file-ignores = { "a/*" = ["VSL001"] }\n'
+    )
+    for folder in ("a", "b"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "w.py").write_text(BAD)
+    expected = (
+        "b/w.py:2:40: VSL001 [*] isinstance() check against MLAAttentionSpec "
+        "leaves out SlidingWindowMLASpec\n"
+    )
+    for run in ("cold", "warm", "warm again"):
+        out = run_cli("check", "-q", ".", cwd=tmp_path)
+        assert (out.returncode, out.stdout) == (1, expected), run
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        (".",),
+        ("./b",),
+        ("b",),
+        ("./b/w.py",),
+        ("--output-format", "json", "."),
+        ("--output-format", "github", "."),
+        ("--output-format", "github", "./b"),
+        ("--output-format", "sarif", "."),
+        ("--statistics", "."),
+    ],
+)
+def test_cold_and_warm_runs_print_the_same_bytes(tmp_path, args):
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "w.py").write_text(BAD)
+    (tmp_path / "clean.py").write_text("x = 1\n")
+    cold = run_cli("check", *args, cwd=tmp_path)
+    assert (tmp_path / ".vllm_spec_lint_cache").is_dir()
+    warm = run_cli("check", *args, cwd=tmp_path)
+    assert cold.returncode == warm.returncode == 1
+    assert warm.stdout == cold.stdout
+    assert warm.stderr == cold.stderr == ""
+
+
+def test_paths_are_printed_as_ruff_prints_them(tmp_path):
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "w.py").write_text(BAD)
+    for args in ((".",), ("./b",), ("b/",)):
+        out = run_cli("check", "-q", *args, cwd=tmp_path)
+        assert out.stdout.startswith("b/w.py:2:40: VSL001"), args
+
+
 def test_corrupt_cache_entries_are_ignored_and_rewritten(tree):
     cold = _json(tree)
     for entry in (tree / ".vllm_spec_lint_cache").rglob("*.json"):
