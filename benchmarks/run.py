@@ -2,7 +2,7 @@
 
     python benchmarks/run.py [--repeat 9] [--flake8-repeat 3] [--output BENCHMARKS.md]
 
-Fetches vLLM releases with ../shared/tools/fetch-vllm, then, in one run and
+Fetches vLLM releases with scripts/fetch_sources.py, then, in one run and
 alternating the commands (so a slow spell of the machine hits all of them),
 times each command ``--repeat`` times (flake8, minutes a run, fewer) and
 reports medians, and ratios as the median of each round's ratio: our check
@@ -39,11 +39,10 @@ SELF = [sys.executable, "-m", "vllm_spec_lint"]
 
 
 def fetch(version: str) -> Path:
-    out = subprocess.run(
-        ["bash", str(SHARED / "tools" / "fetch-vllm"), version],
-        check=True, capture_output=True, text=True,
-    )  # fmt: skip
-    return Path(out.stdout.strip().splitlines()[-1])
+    sys.path.insert(0, str(REPO / "scripts"))
+    from fetch_sources import fetch_sources
+
+    return fetch_sources(f"vllm=={version}")
 
 
 def venv_with(name: str, *packages: str) -> Path:

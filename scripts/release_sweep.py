@@ -3,7 +3,7 @@
     python scripts/release_sweep.py [--sample N] [VERSION ...]
         (default: every file of 0.24.0 0.29.0 0.33.0)
 
-For each release (fetched with ../shared/tools/fetch-vllm):
+For each release (fetched with scripts/fetch_sources.py):
 - the analysis core runs on every Python file, the byte prefilter bypassed:
   no internal error, and VSL900 only where CPython itself cannot parse;
 - `vllm-spec-lint fix --unsafe-fixes --strict` runs on a copy of the tree:
@@ -25,16 +25,14 @@ import tempfile
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+from fetch_sources import fetch_sources
+
 REPO = Path(__file__).resolve().parent.parent
-FETCH = REPO.parent / "shared" / "tools" / "fetch-vllm"
 VERSIONS = ("0.24.0", "0.29.0", "0.33.0")
 
 
 def fetch(version: str) -> Path:
-    out = subprocess.run(
-        ["bash", str(FETCH), version], check=True, capture_output=True, text=True
-    )
-    return Path(out.stdout.strip().splitlines()[-1])
+    return fetch_sources(f"vllm=={version}")
 
 
 def check_one(path: str) -> str | None:

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -7,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from scripts.fetch_sources import FetchError, IndexUnreachable, fetch_sources
 from vllm_spec_lint.analysis import analyze_source
 from vllm_spec_lint.config import Config
 
 REPO = Path(__file__).resolve().parent.parent
-FETCH_VLLM = REPO.parent / "shared" / "tools" / "fetch-vllm"
 
 
 def findings(source: str, *, module: str | None = None, config: Config | None = None):
@@ -38,18 +39,24 @@ def run_cli(*args: str, cwd: Path | None = None, input: str | None = None):
 
 
 def fetch_vllm(version: str) -> Path:
-    """The unpacked sources of a vLLM release; skips when it cannot be had."""
-    if not FETCH_VLLM.exists():
-        pytest.skip(f"{FETCH_VLLM} is missing: cannot fetch vLLM {version}")
+    """The unpacked sources of a vLLM release (``scripts/fetch_sources.py``)."""
+    return fetch_release("vllm", version)
+
+
+def fetch_release(name: str, version: str) -> Path:
+    """A release's Python sources. Skips only when the package index cannot
+    be reached, and says so; with ``VSL_REQUIRE_RELEASES=1`` (CI) that skip
+    is a failure. Any other failure to fetch fails the test."""
     try:
-        out = subprocess.run(
-            ["bash", str(FETCH_VLLM), version],
-            capture_output=True,
-            text=True,
-            timeout=900,
-        )
-    except subprocess.TimeoutExpired:
-        pytest.skip(f"downloading vLLM {version} timed out")
-    if out.returncode != 0:
-        pytest.skip(f"cannot download vLLM {version}: {out.stderr.strip()[-500:]}")
-    return Path(out.stdout.strip().splitlines()[-1])
+        return fetch_sources(f"{name}=={version}")
+    except IndexUnreachable as e:
+        skip_unreachable(e)
+    except FetchError as e:
+        pytest.fail(str(e))
+
+
+def skip_unreachable(error: IndexUnreachable):
+    """Skip, saying why; fail instead under CI's VSL_REQUIRE_RELEASES=1."""
+    if os.environ.get("VSL_REQUIRE_RELEASES") == "1":
+        pytest.fail(f"VSL_REQUIRE_RELEASES=1 and {error}")
+    pytest.skip(str(error))

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import random
-import shutil
 import signal
 import subprocess
 import sys
@@ -226,42 +224,54 @@ def test_two_fix_runs_at_once(tmp_path):
     assert {p.read_bytes() for p in folder.glob("layout_*.py")} == {fixed}
 
 
-def test_fix_killed_at_random_moments(tmp_path):
-    folder, original, fixed = _fix_tree(tmp_path, 60)
-    command = [
-        sys.executable,
-        "-m",
-        "vllm_spec_lint",
-        "fix",
-        "--no-cache",
-        "-j",
-        "2",
-        ".",
-    ]
-    # Kill within the time a whole run takes here (it gets faster; the test
-    # must still land inside it).
-    timing = tmp_path / "timing"
-    shutil.copytree(folder, timing)
-    start = time.perf_counter()
-    subprocess.run(command, cwd=timing, capture_output=True)
-    whole = time.perf_counter() - start
-    rng = random.Random(45831)
-    kills = 0
-    for _ in range(6):
-        run = subprocess.Popen(
-            command, cwd=folder, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            start_new_session=True,
-        )  # fmt: skip
-        time.sleep(rng.uniform(0.2, 0.9) * whole)
-        if run.poll() is None:
-            os.killpg(run.pid, signal.SIGKILL)
-            kills += 1
+# (phase, file): where the run is killed. Files are fixed in name order by
+# two workers, so the others are anywhere in their own writes then.
+KILL_POINTS = [
+    ("read", "layout_000.py"),
+    ("temp-written", "layout_000.py"),
+    ("replaced", "layout_000.py"),
+    ("temp-written", "layout_031.py"),
+    ("read", "layout_059.py"),
+    ("replaced", "layout_059.py"),
+]
+
+
+def _kill_at(folder: Path, phase: str, name: str, marker: Path) -> None:
+    """Run ``fix`` until it pauses writing ``name`` at ``phase``, then SIGKILL
+    it (and its workers)."""
+    run = subprocess.Popen(
+        [sys.executable, "-m", "vllm_spec_lint", "fix", "--no-cache", "-j", "2", "."],
+        cwd=folder, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        env={**os.environ, "VSL_TEST_PAUSE": f"{phase}:{name}:{marker}"},
+    )  # fmt: skip
+    try:
+        while not marker.exists():
+            assert run.poll() is None, "the run ended before reaching its pause"
+            time.sleep(0.05)  # polling for an event; no result depends on it
+    finally:
+        os.killpg(run.pid, signal.SIGKILL)
         run.wait()
-        _assert_whole(folder, original, fixed)
-        for path in folder.glob("layout_*.py"):  # start again from a mix
-            if rng.random() < 0.5:
-                path.write_bytes(original)
-    assert kills >= 1
+    marker.unlink()
+
+
+@pytest.mark.parametrize("phase, name", KILL_POINTS)
+def test_fix_killed_while_writing(tmp_path, phase, name):
+    folder, original, fixed = _fix_tree(tmp_path, 60)
+    _kill_at(folder, phase, name, tmp_path / "paused")
+    _assert_whole(folder, original, fixed)
+    expected = fixed if phase == "replaced" else original
+    assert (folder / name).read_bytes() == expected
+    # What a kill can leave besides the files: only our own temporary files.
+    left = {p.name for p in folder.iterdir()} - {
+        f"layout_{i:03d}.py" for i in range(60)
+    }
+    assert all(n.startswith(".layout_") and n.endswith(".vsl-tmp") for n in left), left
+    if phase == "temp-written":
+        assert any(n.startswith(f".{name}.") for n in left)
+    # A later run finishes the job.
+    run_cli("fix", "--no-cache", ".", cwd=folder)
+    assert {p.read_bytes() for p in folder.glob("layout_*.py")} == {fixed}
 
 
 def test_full_disk_while_writing_leaves_the_original(tmp_path):

@@ -5,6 +5,7 @@ file that has the section wins, as in ruff). Configuration is data only.
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from collections.abc import Mapping
@@ -222,7 +223,9 @@ def read_config_file(path: Path) -> Mapping | None:
 
 
 def find_config(start: Path) -> Path | None:
-    start = start.resolve()
+    # realpath, not resolve(): a link loop given as a path is the reader's
+    # to report (VSL900), not an error here.
+    start = Path(os.path.realpath(start))
     folder = start if start.is_dir() else start.parent
     for candidate in (folder, *folder.parents):
         for name in ("pyproject.toml", "setup.cfg", "tox.ini"):

@@ -51,6 +51,7 @@ def write_atomically(path: Path, original: bytes, new: bytes) -> None:
     read-only file, or one changed since it was read, is refused.
     """
     target = path.resolve()  # write through a link, never replace the link
+    _pause_point("read", target)
     info = os.stat(target)
     if not info.st_mode & stat.S_IWUSR:
         raise WriteRefused("the file is read-only")
@@ -69,10 +70,28 @@ def write_atomically(path: Path, original: bytes, new: bytes) -> None:
         os.chmod(temporary, stat.S_IMODE(info.st_mode))
         if read_source(target) != original:
             raise WriteRefused("the file changed on disk since it was read")
+        _pause_point("temp-written", target)
         os.replace(temporary, target)
+        _pause_point("replaced", target)
     except BaseException:
         try:
             os.unlink(temporary)
         except FileNotFoundError:
             pass
         raise
+
+
+def _pause_point(phase: str, target: Path) -> None:
+    """Test-only: with ``VSL_TEST_PAUSE=PHASE:FILE_NAME:MARKER``, writing
+    ``FILE_NAME`` stops at ``PHASE``, creates ``MARKER`` and waits to be
+    killed, so a test kills a fix run at a known point instead of a moment."""
+    spec = os.environ.get("VSL_TEST_PAUSE")
+    if not spec:
+        return
+    want, name, marker = spec.split(":", 2)
+    if want == phase and target.name == name:
+        import time
+
+        Path(marker).touch()
+        while True:
+            time.sleep(60)
