@@ -3,6 +3,7 @@
     nox -s tests            # the whole suite, on the default Python (3.11)
     nox -s fast             # the CLI, rule and fix tests on 3.10 ... 3.13
     nox -s package          # sdist + wheel, twine check, the wheel in a fresh venv
+    nox -s mutation         # mutation testing of the analysis core (MUTATION.md)
 
 Interpreters are taken from pyenv's folders when they are there (this
 project's machines keep them under ~/.pyenv/versions), else from PATH.
@@ -89,3 +90,18 @@ def package(session: nox.Session) -> None:
     )  # fmt: skip
     if str(REPO) in where:
         session.error(f"the package was imported from the source tree: {where}")
+
+
+@nox.session(python="3.11")
+def mutation(session: nox.Session) -> None:
+    """Mutation testing (mutmut; settings in setup.cfg) and the per-module
+    table for MUTATION.md. Not run by CI: it takes the better part of an hour."""
+    session.install(".[test]", "mutmut>=3.8")
+    mutants = REPO / "mutants"
+    shutil.rmtree(mutants, ignore_errors=True)
+    # A git root of its own, so that this checkout's .gitignore (which lists
+    # mutants/) does not exclude the copied example tree from the tests' runs.
+    mutants.mkdir()
+    session.run("git", "init", "-q", str(mutants), external=True)
+    session.run("mutmut", "run", *session.posargs)
+    session.run("python", "scripts/mutation_report.py")

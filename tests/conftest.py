@@ -28,6 +28,10 @@ def codes(source: str, **kwargs) -> list[str]:
 
 
 def run_cli(*args: str, cwd: Path | None = None, input: str | None = None):
+    """``python -m vllm_spec_lint ARGS``. Under mutation testing (mutmut sets
+    MUTANT_UNDER_TEST) it runs in this process, where the mutants live."""
+    if os.environ.get("MUTANT_UNDER_TEST"):
+        return _run_cli_in_process(list(args), cwd, input)
     return subprocess.run(
         [sys.executable, "-m", "vllm_spec_lint", *args],
         cwd=cwd,
@@ -35,6 +39,43 @@ def run_cli(*args: str, cwd: Path | None = None, input: str | None = None):
         text=True,
         input=input,
         timeout=600,
+    )
+
+
+def _run_cli_in_process(args: list[str], cwd: Path | None, input: str | None):
+    import contextlib
+    import io
+    from unittest import mock
+
+    from vllm_spec_lint import cli
+
+    def stream(data: bytes = b""):
+        return io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", newline="")
+
+    stdin, stdout, stderr = stream((input or "").encode()), stream(), stream()
+    before = os.getcwd()
+    try:
+        os.chdir(cwd or before)
+        with (
+            mock.patch.object(sys, "stdin", stdin),
+            contextlib.redirect_stdout(stdout),
+            contextlib.redirect_stderr(stderr),
+            # One process: worker processes would not report which mutant ran.
+            mock.patch.object(os, "cpu_count", return_value=1),
+        ):
+            try:
+                status = cli.main(args)
+            except SystemExit as e:  # argparse: usage errors and --version
+                status = e.code if isinstance(e.code, int) else 2
+    finally:
+        os.chdir(before)
+    stdout.flush()
+    stderr.flush()
+    return subprocess.CompletedProcess(
+        ["vllm-spec-lint", *args],
+        status,
+        stdout.buffer.getvalue().decode("utf-8"),
+        stderr.buffer.getvalue().decode("utf-8"),
     )
 
 

@@ -1,0 +1,83 @@
+"""The per-module table of a mutation run, for MUTATION.md.
+
+    python scripts/mutation_report.py        # after `mutmut run` (nox -s mutation)
+
+Reads mutmut's results (``mutmut results --all true``) and the mutants
+MUTATION.md lists as equivalent (lines ``- `MUTANT`: reason``), and prints,
+per module: mutants, killed, survived, no tests, timed out, equivalent, and
+the share of non-equivalent mutants killed. Exits 1 when a module is under
+the 90 % bar or a listed equivalent mutant no longer exists.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from collections import Counter, defaultdict
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+BAR = 0.90
+EQUIVALENT = re.compile(r"^- `(?P<name>[\w.]+__mutmut_\d+)`: \S", re.MULTILINE)
+
+
+def statuses() -> dict[str, str]:
+    out = subprocess.run(
+        [sys.executable, "-m", "mutmut", "results", "--all", "true"],
+        cwd=REPO, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    found = {}
+    for line in out.stdout.splitlines():
+        name, sep, status = line.strip().rpartition(": ")
+        if sep and "__mutmut_" in name:
+            found[name] = status
+    return found
+
+
+def module_of(mutant: str) -> str:
+    # vllm_spec_lint.noqa.x_is_suppressed__mutmut_3 -> vllm_spec_lint/noqa.py
+    module = re.sub(r"\.x.*__mutmut_\d+$|\.x.*$", "", mutant.split("ǁ")[0])
+    return module.replace(".", "/") + ".py"
+
+
+def main() -> int:
+    results = statuses()
+    equivalent = set(EQUIVALENT.findall((REPO / "MUTATION.md").read_text()))
+    stale = sorted(equivalent - set(results))
+    by_module: dict[str, Counter] = defaultdict(Counter)
+    for name, status in results.items():
+        counts = by_module[module_of(name)]
+        counts["mutants"] += 1
+        if name in equivalent:
+            counts["equivalent"] += 1
+        else:
+            counts[status] += 1
+    columns = ["mutants", "killed", "survived", "no tests", "timeout", "equivalent"]
+    print("| module | " + " | ".join(columns) + " | killed of non-equivalent |")
+    print("|---" * (len(columns) + 2) + "|")
+    below = []
+    total: Counter = Counter()
+    for module in sorted(by_module):
+        counts = by_module[module]
+        total.update(counts)
+        share = _share(counts)
+        below += [module] if share < BAR else []
+        cells = " | ".join(str(counts[c]) for c in columns)
+        print(f"| {module} | {cells} | {share:.1%} |")
+    cells = " | ".join(str(total[c]) for c in columns)
+    print(f"| all | {cells} | {_share(total):.1%} |")
+    for name in stale:
+        print(f"listed as equivalent but not a mutant now: {name}", file=sys.stderr)
+    for module in below:
+        print(f"under the {BAR:.0%} bar: {module}", file=sys.stderr)
+    return 1 if stale or below else 0
+
+
+def _share(counts: Counter) -> float:
+    considered = counts["mutants"] - counts["equivalent"]
+    return counts["killed"] / considered if considered else 1.0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
