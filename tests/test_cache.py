@@ -1,0 +1,167 @@
+"""The result cache on its own: what an entry keeps, what its key depends on,
+and that a warm run is served from it rather than analysing again."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from vllm_spec_lint import cache, runner
+from vllm_spec_lint.analysis import Edit, Finding, Fix
+from vllm_spec_lint.config import Config
+from vllm_spec_lint.families import ClassHierarchy, Family
+
+FINDING = Finding(
+    "VSL001",
+    "isinstance() check against MLAAttentionSpec leaves out SlidingWindowMLASpec",
+    "pkg/w.py",
+    (2, 40),
+    (2, 56),
+    Fix(
+        "safe",
+        "Add SlidingWindowMLASpec",
+        (
+            Edit("(MLAAttentionSpec, SlidingWindowMLASpec)", (2, 40), (2, 56)),
+            Edit("MLAAttentionSpec, SlidingWindowMLASpec", (1, 40), (1, 56)),
+        ),
+    ),
+    line_text="is_mla_region = isinstance(layer_spec, MLAAttentionSpec)",
+)
+SUPPRESSED = replace(
+    FINDING, location=(7, 9), end_location=(7, 25), fix=None, suppressed_by="loud: x"
+)
+
+
+def _cache(tmp_path: Path, config: Config | None = None, hierarchy=None):
+    return cache.ResultCache(
+        tmp_path, config or Config(), hierarchy or ClassHierarchy.default()
+    )
+
+
+def test_an_entry_gives_back_what_was_put_under_the_asked_path(tmp_path):
+    results = _cache(tmp_path)
+    key = results.key("pkg/w.py", "pkg.w", b"source")
+    results.put(key, [FINDING], [SUPPRESSED])
+    findings, suppressed = results.get(key, "elsewhere/w.py")
+    assert findings == [replace(FINDING, path="elsewhere/w.py")]
+    assert findings[0].fix.edits == FINDING.fix.edits
+    assert findings[0].line_text == FINDING.line_text  # not compared by ==
+    assert suppressed == [replace(SUPPRESSED, path="elsewhere/w.py")]
+    assert suppressed[0].suppressed_by == "loud: x"
+
+
+def test_a_missing_or_corrupt_entry_is_a_miss(tmp_path):
+    results = _cache(tmp_path)
+    key = results.key("w.py", None, b"source")
+    assert results.get(key, "w.py") is None
+    results.put(key, [FINDING], [])
+    entry = next((tmp_path / cache.CACHE_DIR).rglob(f"{key}.json"))
+    for corrupt in ("{not json", '{"findings": [{}], "suppressed": []}', "[]"):
+        entry.write_text(corrupt)
+        assert results.get(key, "w.py") is None, corrupt
+
+
+def test_the_key_depends_on_path_module_source_and_settings(tmp_path):
+    base = _cache(tmp_path).key("a/w.py", "a.w", b"x = 1\n")
+    assert _cache(tmp_path).key("a/w.py", "a.w", b"x = 1\n") == base
+    assert len({
+        base,
+        _cache(tmp_path).key("b/w.py", "a.w", b"x = 1\n"),
+        _cache(tmp_path).key("a/w.py", "b.w", b"x = 1\n"),
+        _cache(tmp_path).key("a/w.py", None, b"x = 1\n"),
+        _cache(tmp_path).key("a/w.py", "a.w", b"x = 2\n"),
+        _cache(tmp_path, Config(strict=True)).key("a/w.py", "a.w", b"x = 1\n"),
+    }) == 6  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "other",
+    [
+        Config(select=("VSL001",)),
+        Config(ignore=("VSL004",)),
+        Config(per_file_ignores=(("a/*", ("VSL001",)),)),
+        Config(strict=True),
+        Config(
+            families=(
+                Family(
+                    "mamba",
+                    "vllm.v1.kv_cache_interface",
+                    ("MambaSpec", "ShortConvSpec"),
+                ),
+            )
+        ),
+    ],
+)
+def test_every_setting_that_changes_findings_changes_the_fingerprint(other):
+    hierarchy = ClassHierarchy.default()
+    assert cache.fingerprint(other, hierarchy) != cache.fingerprint(Config(), hierarchy)
+
+
+def test_the_hierarchy_changes_the_fingerprint():
+    default = ClassHierarchy.default()
+    changed = default.with_module(
+        "vllm.v1.kv_cache_interface",
+        {"SlidingWindowMLASpec": ("MLAAttentionSpec",)},
+        "kv_cache_interface.py",
+    )
+    assert cache.fingerprint(Config(), changed) != cache.fingerprint(Config(), default)
+
+
+def test_settings_that_do_not_change_findings_keep_the_fingerprint(tmp_path):
+    hierarchy = ClassHierarchy.default()
+    assert cache.fingerprint(Config(line_length=100), hierarchy) == cache.fingerprint(
+        Config(), hierarchy
+    )
+
+
+BAD = (
+    "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
+    "is_mla_region = isinstance(layer_spec, MLAAttentionSpec)\n"
+)
+
+
+def test_a_warm_run_is_served_from_the_cache(tmp_path, monkeypatch):
+    (tmp_path / "w.py").write_text(BAD)
+    config = Config(root=tmp_path)
+    monkeypatch.chdir(tmp_path)
+    cold = runner.run([Path("w.py")], config, jobs=1)
+    assert [(f.code, f.location) for f in cold.findings] == [("VSL001", (2, 40))]
+
+    def no_analysis(*args, **kwargs):
+        raise AssertionError("a warm run analysed a cached file again")
+
+    monkeypatch.setattr(runner, "analyze_file", no_analysis)
+    warm = runner.run([Path("w.py")], config, jobs=1)
+    assert warm.findings == cold.findings
+    assert warm.findings[0].fix == cold.findings[0].fix
+
+
+def test_the_family_module_is_read_once_by_its_content(tmp_path, monkeypatch):
+    bases = cache.ClassBasesCache(tmp_path)
+    source = b"class KVCacheSpec: ...\nclass MLAAttentionSpec(KVCacheSpec): ...\n"
+    first = bases(source)
+    assert first == {"KVCacheSpec": (), "MLAAttentionSpec": ("KVCacheSpec",)}
+
+    def no_read(source):
+        raise AssertionError("read again")
+
+    monkeypatch.setattr(cache, "read_class_bases", no_read)
+    assert bases(source) == first
+    for entry in (tmp_path / cache.CACHE_DIR).rglob("*.json"):
+        entry.write_text('{"MLAAttentionSpec": "KVCacheSpec"}')  # not a list
+    monkeypatch.undo()
+    assert bases(source) == first  # corrupt: read again
+
+
+def test_the_cache_folder_is_marked_as_a_cache(tmp_path):
+    results = _cache(tmp_path)
+    results.put(results.key("w.py", None, b""), [], [])
+    top = tmp_path / cache.CACHE_DIR
+    assert (top / ".gitignore").read_text() == "# Created by vllm-spec-lint.\n*\n"
+    assert (
+        (top / "CACHEDIR.TAG")
+        .read_text()
+        .startswith("Signature: 8a477f597d28d172789f06886806bc55\n")
+    )

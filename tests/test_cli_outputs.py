@@ -1,0 +1,159 @@
+"""What the smaller commands and options print, written out in full."""
+
+from __future__ import annotations
+
+import io
+import shutil
+from contextlib import redirect_stderr
+
+import pytest
+
+from tests.conftest import REPO, run_cli
+from vllm_spec_lint import cli
+
+pytestmark = pytest.mark.fast
+
+BAD = (
+    "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
+    "is_mla_region = isinstance(layer_spec, MLAAttentionSpec)\n"
+)
+EXACT = (
+    "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
+    "is_mla = type(layer_spec) is MLAAttentionSpec\n"
+)
+
+
+def test_families_prints_the_families_and_the_trees_hierarchy(tmp_path):
+    tree = tmp_path / "examples"
+    shutil.copytree(REPO / "examples", tree)
+    out = run_cli("families", ".", cwd=tree)
+    assert (out.returncode, out.stderr) == (0, "")
+    assert out.stdout == (
+        "family mla (vllm.v1.kv_cache_interface)\n"
+        "  anchor: MLAAttentionSpec\n"
+        "  companion: SlidingWindowMLASpec\n"
+        f"hierarchy (from {tree}/vllm/v1/kv_cache_interface.py):\n"
+        "  AttentionSpec <- KVCacheSpec\n"
+        "  FullAttentionSpec <- AttentionSpec\n"
+        "  KVCacheSpec <- -\n"
+        "  MLAAttentionSpec <- FullAttentionSpec\n"
+        "  SlidingWindowMLASpec <- SlidingWindowSpec\n"
+        "  SlidingWindowSpec <- AttentionSpec\n"
+    )
+
+
+def test_families_warns_about_a_family_module_it_cannot_read(tmp_path):
+    kci = tmp_path / "vllm" / "v1" / "kv_cache_interface.py"
+    kci.parent.mkdir(parents=True)
+    kci.write_text("class (:\n")
+    out = run_cli("families", ".", cwd=tmp_path)
+    assert out.returncode == 0
+    assert out.stderr == (
+        f"warning: {kci}: cannot read class hierarchy: invalid syntax (<unknown>, line 1)\n"
+    )
+    assert "hierarchy (from built-in defaults):\n" in out.stdout
+
+
+def test_rules_as_markdown_is_the_readme_table():
+    out = run_cli("rules", "--format", "markdown")
+    assert out.stdout.splitlines()[:3] == [
+        "| code | name | what it finds |",
+        "|---|---|---|",
+        "| VSL001 | `isinstance-leaves-out-companion` | isinstance()/issubclass() names "
+        "MLAAttentionSpec but not SlidingWindowMLASpec |",
+    ]
+
+
+def test_explain_an_unknown_code_is_a_usage_error():
+    out = run_cli("explain", "VSL999")
+    assert (out.returncode, out.stdout, out.stderr) == (
+        2,
+        "",
+        "error: unknown rule code: VSL999\n",
+    )
+
+
+def test_select_takes_comma_separated_codes_and_names_unknown_ones(tmp_path):
+    (tmp_path / "w.py").write_text(BAD + EXACT.split("\n", 1)[1])
+    out = run_cli("check", "-q", "--select", "VSL001,VSL002", ".", cwd=tmp_path)
+    assert [line.split(": ")[1][:6] for line in out.stdout.splitlines()] == [
+        "VSL001",
+        "VSL002",
+    ]
+    out = run_cli("check", "--select", "VSL001,E501,W6", ".", cwd=tmp_path)
+    assert out.returncode == 2
+    assert "unknown rule code(s): E501, W6" in out.stderr
+
+
+def test_show_files_defaults_to_the_working_folder_and_honours_force_exclude(tmp_path):
+    (tmp_path / "a.py").write_text("x = 1\n")
+    (tmp_path / "b.py").write_text("y = 2\n")
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.vllm-spec-lint]\nexclude = ["b.py"]\n'
+    )
+    assert run_cli("check", "--show-files", cwd=tmp_path).stdout == "a.py\n"
+    named = run_cli("check", "--show-files", "a.py", "b.py", cwd=tmp_path)
+    assert named.stdout == "a.py\nb.py\n"  # named files are taken, as in ruff
+    forced = run_cli(
+        "check", "--show-files", "--force-exclude", "a.py", "b.py", cwd=tmp_path
+    )
+    assert forced.stdout == "a.py\n"
+
+
+def test_show_files_follows_outside_links_only_when_asked(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "o.py").write_text("x = 1\n")
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "link.py").symlink_to(outside / "o.py")
+    assert run_cli("check", "--show-files", ".", cwd=tree).stdout == ""
+    followed = run_cli("check", "--show-files", "--follow-links", ".", cwd=tree)
+    assert followed.stdout == "link.py\n"
+
+
+def test_show_fixes_counts_unsafe_fixes_only_when_they_apply(tmp_path):
+    (tmp_path / "w.py").write_text(EXACT)
+    safe = run_cli("check", "--show-fixes", ".", cwd=tmp_path)
+    assert "Would fix" not in safe.stdout
+    unsafe = run_cli("check", "--show-fixes", "--unsafe-fixes", ".", cwd=tmp_path)
+    assert "\nWould fix 1 error:\n- w.py:\n    1 \u00d7 VSL002 (" in unsafe.stdout
+
+
+def test_show_fixes_after_a_baseline_lists_only_new_findings(tmp_path):
+    (tmp_path / "old.py").write_text(BAD)
+    run_cli("check", "--write-baseline", "b.json", ".", cwd=tmp_path)
+    (tmp_path / "new.py").write_text(BAD)
+    out = run_cli("check", "--show-fixes", "--baseline", "b.json", ".", cwd=tmp_path)
+    assert "- new.py:\n" in out.stdout and "old.py" not in out.stdout
+
+
+def test_baseline_messages_count_entries(tmp_path):
+    (tmp_path / "a.py").write_text(BAD)
+    one = run_cli("check", "--write-baseline", "b.json", ".", cwd=tmp_path)
+    assert one.stderr == "Wrote 1 entry to b.json.\n"
+    (tmp_path / "b.py").write_text(BAD)
+    two = run_cli("check", "--write-baseline", "b.json", ".", cwd=tmp_path)
+    assert two.stderr == "Wrote 2 entries to b.json.\n"
+
+
+def test_fix_counts_errors_in_the_singular_and_plural(tmp_path):
+    (tmp_path / "a.py").write_text(BAD)
+    assert run_cli("fix", "--diff", ".", cwd=tmp_path).stdout.endswith(
+        "\nWould fix 1 error.\n"
+    )
+    (tmp_path / "b.py").write_text(BAD)
+    assert run_cli("fix", "--diff", ".", cwd=tmp_path).stdout.endswith(
+        "\nWould fix 2 errors.\n"
+    )
+
+
+def test_progress_bar():
+    err = io.StringIO()
+    with redirect_stderr(err):
+        cli._progress(1, 4)
+        cli._progress(4, 4)
+    assert err.getvalue() == (
+        "\r[#######.......................] 1/4 files"
+        "\r[##############################] 4/4 files\n"
+    )
