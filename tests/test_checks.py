@@ -212,6 +212,14 @@ def test_or_chain_on_same_target_covers():
         )
         == []
     )
+    # The companion first in a longer chain (Python nests it leftmost).
+    assert (
+        codes(
+            BOTH
+            + "ok = isinstance(s, SlidingWindowMLASpec) or flag or isinstance(s, MLAAttentionSpec)\n"
+        )
+        == []
+    )
     # De Morgan: the negated form chains with `and`.
     assert (
         codes(
@@ -219,6 +227,50 @@ def test_or_chain_on_same_target_covers():
             + "other = not isinstance(s, MLAAttentionSpec) and not isinstance(s, SlidingWindowMLASpec)\n"
         )
         == []
+    )
+
+
+def test_annotated_module_constants_are_constants():
+    header = KCI + "MLAAttentionSpec, SlidingWindowMLASpec\n"
+    covered = "_COMPRESSED: tuple[type, ...] = (SlidingWindowMLASpec,)\n"
+    assert (
+        codes(
+            header + covered + "ok = isinstance(s, (_COMPRESSED, MLAAttentionSpec))\n"
+        )
+        == []
+    )
+    # Only annotated, never assigned: nothing is known about it.
+    unknown = "_COMPRESSED: tuple[type, ...]\n"
+    assert codes(
+        header + unknown + "ok = isinstance(s, (_COMPRESSED, MLAAttentionSpec))\n"
+    ) == ["VSL001"]
+
+
+@pytest.mark.parametrize(
+    "guard, quoted",
+    [
+        # White space folded to one space.
+        (
+            "isinstance(  layer.spec,\n     FullAttentionSpec  )",
+            "isinstance( layer.spec, FullAttentionSpec )",
+        ),
+        # Cut at 60 characters.
+        (
+            "isinstance(layer.kv_cache_spec_of_the_attention_layer, FullAttentionSpec)",
+            "isinstance(layer.kv_cache_spec_of_the_attention_layer, Fu...",
+        ),
+    ],
+)
+def test_narrowing_reason_quotes_the_guard_short(guard, quoted):
+    from tests.test_narrowing import analyse
+
+    value = guard.split("(", 1)[1].split(",")[0].strip()
+    [suppressed] = analyse(
+        f"def f(layer):\n    if {guard}:\n"
+        f"        return isinstance({value}, MLAAttentionSpec)\n"
+    ).suppressed
+    assert suppressed.suppressed_by == (
+        f"narrowed: `{quoted}` (line 12) already excludes SlidingWindowMLASpec"
     )
 
 

@@ -529,3 +529,57 @@ def test_without_ruff_the_fix_applies_unwrapped_and_says_so_once(tmp_path):
 
 def test_ruff_is_available_for_these_tests():
     assert find_ruff() is not None
+
+
+ONE_LINE_IMPORT = (
+    "from vllm.v1.kv_cache_interface import FullAttentionSpec, MLAAttentionSpec\n\n"
+)
+
+
+@pytest.mark.parametrize(
+    "before, after",
+    [
+        (
+            "from vllm.v1.kv_cache_interface import (\n"
+            "    FullAttentionSpec,\n    MLAAttentionSpec\n)\n\n"
+            "ok = isinstance(s, (FullAttentionSpec, SlidingWindowMLASpec))\n"
+            "ok = isinstance(s, MLAAttentionSpec)\n",
+            "from vllm.v1.kv_cache_interface import (\n"
+            "    FullAttentionSpec,\n    MLAAttentionSpec,\n    SlidingWindowMLASpec\n)\n\n"
+            "ok = isinstance(s, (FullAttentionSpec, SlidingWindowMLASpec))\n"
+            "ok = isinstance(s, (MLAAttentionSpec, SlidingWindowMLASpec))\n",
+        ),
+        (
+            ONE_LINE_IMPORT
+            + "_SPECS = frozenset({\n    FullAttentionSpec,\n    MLAAttentionSpec\n})\n",
+            ONE_LINE_IMPORT.replace(
+                "MLAAttentionSpec\n", "MLAAttentionSpec, SlidingWindowMLASpec\n"
+            )
+            + "_SPECS = frozenset({\n    FullAttentionSpec,\n    MLAAttentionSpec,\n"
+            "    SlidingWindowMLASpec\n})\n",
+        ),
+        (
+            ONE_LINE_IMPORT
+            + "_SPECS = frozenset([\n    FullAttentionSpec,\n    MLAAttentionSpec\n])\n",
+            ONE_LINE_IMPORT.replace(
+                "MLAAttentionSpec\n", "MLAAttentionSpec, SlidingWindowMLASpec\n"
+            )
+            + "_SPECS = frozenset([\n    FullAttentionSpec,\n    MLAAttentionSpec,\n"
+            "    SlidingWindowMLASpec\n])\n",
+        ),
+        (
+            ONE_LINE_IMPORT
+            + "ok = isinstance(s, ((\n    FullAttentionSpec,\n    MLAAttentionSpec\n)))\n",
+            ONE_LINE_IMPORT.replace(
+                "MLAAttentionSpec\n", "MLAAttentionSpec, SlidingWindowMLASpec\n"
+            )
+            + "ok = isinstance(s, ((\n    FullAttentionSpec,\n    MLAAttentionSpec,\n"
+            "    SlidingWindowMLASpec\n)))\n",
+        ),
+    ],
+    ids=["import", "set", "list", "double-parenthesised-tuple"],
+)
+def test_multi_line_container_without_a_trailing_comma_keeps_its_closer(before, after):
+    # Unformatted: the edit alone, as `fix-formatter = "none"` would make it.
+    outcome = fix_source(before, "example.py", Config())
+    assert (outcome.failure, outcome.text) == (None, after)

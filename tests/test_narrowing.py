@@ -404,6 +404,148 @@ CASES = {
         """,
         "narrowed",
     ),
+    "comprehension-condition": (
+        """\
+        def f(specs: list[KVCacheSpec]) -> list[bool]:
+            return [isinstance(s, MLAAttentionSpec) for s in specs if isinstance(s, FullAttentionSpec)]
+        """,
+        """\
+        def f(specs: list[KVCacheSpec]) -> list[bool]:
+            return [isinstance(s, MLAAttentionSpec) for s in specs if isinstance(s, AttentionSpec)]
+        """,
+        "narrowed",
+    ),
+    "inner-comprehension-condition": (
+        """\
+        def f(groups: list[list[KVCacheSpec]]) -> list[bool]:
+            return [isinstance(s, MLAAttentionSpec) for g in groups for s in g if isinstance(s, FullAttentionSpec)]
+        """,
+        """\
+        def f(groups: list[list[KVCacheSpec]]) -> list[bool]:
+            return [isinstance(s, MLAAttentionSpec) for g in groups for s in g if isinstance(s, AttentionSpec)]
+        """,
+        "narrowed",
+    ),
+    # all() says it of every element; any() of one.
+    "all-not-any": (
+        """\
+        def f(specs: list[KVCacheSpec]) -> int:
+            assert all(isinstance(s, FullAttentionSpec) for s in specs)
+            return sum(isinstance(s, MLAAttentionSpec) for s in specs)
+        """,
+        """\
+        def f(specs: list[KVCacheSpec]) -> int:
+            assert any(isinstance(s, FullAttentionSpec) for s in specs)
+            return sum(isinstance(s, MLAAttentionSpec) for s in specs)
+        """,
+        "narrowed",
+    ),
+    # A filtered generator says nothing of the elements it filtered out.
+    "all-unfiltered": (
+        """\
+        def f(specs: list[KVCacheSpec]) -> int:
+            assert all(isinstance(s, FullAttentionSpec) for s in specs)
+            return sum(isinstance(s, MLAAttentionSpec) for s in specs)
+        """,
+        """\
+        def f(specs: list[KVCacheSpec]) -> int:
+            assert all(isinstance(s, FullAttentionSpec) for s in specs if s is not None)
+            return sum(isinstance(s, MLAAttentionSpec) for s in specs)
+        """,
+        "narrowed",
+    ),
+    # all() about another value than the generator's element.
+    "all-about-the-element": (
+        """\
+        def f(specs: list[KVCacheSpec], first: KVCacheSpec) -> int:
+            assert all(isinstance(s, FullAttentionSpec) for s in specs)
+            return sum(isinstance(s, MLAAttentionSpec) for s in specs)
+        """,
+        """\
+        def f(specs: list[KVCacheSpec], first: KVCacheSpec) -> int:
+            assert all(isinstance(first, FullAttentionSpec) for s in specs)
+            return sum(isinstance(s, MLAAttentionSpec) for s in specs)
+        """,
+        "narrowed",
+    ),
+    "items-pairs": (
+        """\
+        def f(specs: dict[str, KVCacheSpec]) -> None:
+            assert all(isinstance(v, FullAttentionSpec) for _, v in specs.items())
+            for name, spec in specs.items():
+                if isinstance(spec, MLAAttentionSpec):
+                    log(name)
+        """,
+        """\
+        def f(specs: dict[str, KVCacheSpec]) -> None:
+            assert all(isinstance(v, FullAttentionSpec) for v in specs.items())
+            for name, spec in specs.items():
+                if isinstance(spec, MLAAttentionSpec):
+                    log(name)
+        """,
+        "narrowed",
+    ),
+    # sorted(specs) is not a known collection: its elements are not narrowed.
+    "collection-by-name": (
+        """\
+        def f(specs: list[KVCacheSpec]) -> None:
+            assert all(isinstance(s, FullAttentionSpec) for s in specs)
+            for s in specs:
+                if isinstance(s, MLAAttentionSpec):
+                    log(s)
+        """,
+        """\
+        def f(specs: list[KVCacheSpec]) -> None:
+            assert all(isinstance(s, FullAttentionSpec) for s in specs)
+            for s in sorted(specs):
+                if isinstance(s, MLAAttentionSpec):
+                    log(s)
+        """,
+        "narrowed",
+    ),
+    "inner-comprehension-loop": (
+        """\
+        def f(specs: list[KVCacheSpec]) -> list[bool]:
+            assert all(isinstance(s, FullAttentionSpec) for s in specs)
+            return [isinstance(s, MLAAttentionSpec) for _ in range(2) for s in specs]
+        """,
+        """\
+        def f(specs: list[KVCacheSpec], others: list[KVCacheSpec]) -> list[bool]:
+            assert all(isinstance(s, FullAttentionSpec) for s in specs)
+            return [isinstance(s, MLAAttentionSpec) for _ in range(2) for s in others]
+        """,
+        "narrowed",
+    ),
+    # Another name assigned in between does not change the value tested.
+    "deliberate-across-other-assignments": (
+        """\
+        def f(spec: KVCacheSpec) -> bool:
+            compressed = isinstance(spec, SlidingWindowMLASpec)
+            ratio = 4
+            return compressed or isinstance(spec, MLAAttentionSpec)
+        """,
+        """\
+        def f(spec: KVCacheSpec, other: KVCacheSpec) -> bool:
+            compressed = isinstance(spec, SlidingWindowMLASpec)
+            spec = other
+            return compressed or isinstance(spec, MLAAttentionSpec)
+        """,
+        "deliberate",
+    ),
+    # Reassigned after the companion's test on the same line.
+    "deliberate-same-line": (
+        """\
+        def f(spec: KVCacheSpec) -> bool:
+            if isinstance(spec, SlidingWindowMLASpec): log(spec)
+            return isinstance(spec, MLAAttentionSpec)
+        """,
+        """\
+        def f(spec: KVCacheSpec) -> bool:
+            if isinstance(spec, SlidingWindowMLASpec): spec = spec.base
+            return isinstance(spec, MLAAttentionSpec)
+        """,
+        "deliberate",
+    ),
 }
 
 

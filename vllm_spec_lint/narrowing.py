@@ -433,13 +433,17 @@ def _type_tests(ctx: FileContext, function: cst.CSTNode) -> list[TypeTest]:
     return tests  # walk() goes in source order
 
 
-def _reassigned_between(ctx, function, key, first, second) -> bool:
-    """An assignment to ``key`` on a line between two tests."""
-    if key is None:
-        return False
-    low, high = sorted(ctx.positions[n].start.line for n in (first, second))
+def _reassigned_between(ctx, function, key: str, first, second) -> bool:
+    """An assignment to ``key`` between two tests (by position, so that
+    ``if isinstance(s, A): s = t`` on one line counts as between)."""
+
+    def start(node) -> tuple[int, int]:
+        position = ctx.positions[node].start
+        return position.line, position.column
+
+    low, high = sorted(start(n) for n in (first, second))
     for statement in _statements_of(function):
         for target, at in _assignment_targets(statement):
-            if _hits(target, key) and low < ctx.positions[at].start.line < high:
+            if _hits(target, key) and low < start(at) < high:
                 return True
     return False
