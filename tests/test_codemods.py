@@ -213,3 +213,61 @@ def test_fix_alone_reproduces_the_release_file(pre_fix_tree, tmp_path):
     out = run_cli("fix", str(worker))
     assert out.returncode == 0, out.stderr
     assert worker.read_bytes() == (release / NIXL_WORKER).read_bytes()
+
+
+# -- the codemod classes through libcst's own API, in this process -------------
+
+
+def _transform(command_class, text: str, filename: str | None):
+    from libcst.codemod import CodemodContext, transform_module
+
+    context = CodemodContext(filename=filename)
+    return transform_module(command_class(context), text)
+
+
+def test_add_sliding_window_mla_transforms_skips_and_fails(tmp_path):
+    from libcst.codemod import TransformSkip, TransformSuccess
+
+    from vllm_spec_lint.codemods import AddSlidingWindowMLA
+
+    source = (
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n\n"
+        "ok = isinstance(spec, MLAAttentionSpec)\n"
+    )
+    path = tmp_path / "w.py"
+    result = _transform(AddSlidingWindowMLA, source, str(path))
+    assert isinstance(result, TransformSuccess)
+    assert result.code == (
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowMLASpec\n\n"
+        "ok = isinstance(spec, (MLAAttentionSpec, SlidingWindowMLASpec))\n"
+    )
+    skipped = _transform(AddSlidingWindowMLA, result.code, str(path))
+    assert isinstance(skipped, TransformSkip)
+    assert skipped.skip_description == "nothing to fix"
+    # No file name (code from elsewhere): the same fix.
+    assert _transform(AddSlidingWindowMLA, source, None).code == result.code
+
+
+def test_nixl_codemod_class_skips_other_files_and_reports_moved_code(tmp_path):
+    from libcst.codemod import TransformFailure, TransformSkip, TransformSuccess
+
+    from vllm_spec_lint.codemods import NixlMlaRegion
+
+    worker = tmp_path / NIXL_WORKER
+    text = WORKER_WITH_MORE_CHECKS
+    other = _transform(NixlMlaRegion, text, str(tmp_path / "other.py"))
+    assert isinstance(other, TransformSkip)
+    assert other.skip_description == f"not the NIXL worker ({NIXL_WORKER})"
+    applied = _transform(NixlMlaRegion, text, str(worker))
+    assert isinstance(applied, TransformSuccess)
+    assert "layer_spec, (MLAAttentionSpec, SlidingWindowMLASpec)\n" in applied.code
+    again = _transform(NixlMlaRegion, applied.code, str(worker))
+    assert isinstance(again, TransformSkip)
+    assert again.skip_description == "already applied"
+    moved = _transform(
+        NixlMlaRegion,
+        text.replace("register_kv_caches", "register_caches"),
+        str(worker),
+    )
+    assert isinstance(moved, TransformFailure)
+    assert "vLLM may have moved this code" in str(moved.error)
