@@ -271,3 +271,176 @@ def test_nixl_codemod_class_skips_other_files_and_reports_moved_code(tmp_path):
     )
     assert isinstance(moved, TransformFailure)
     assert "vLLM may have moved this code" in str(moved.error)
+
+
+def test_nixl_codemod_cli_reports_unreadable_and_unwritable_workers_and_goes_on(
+    tmp_path,
+):
+    missing = tmp_path / "missing"
+    missing.mkdir()
+    readonly = tmp_path / "readonly" / "base_worker.py"
+    readonly.parent.mkdir()
+    readonly.write_text(WORKER_WITH_MORE_CHECKS)
+    readonly.chmod(0o444)
+    good = tmp_path / "good" / "base_worker.py"
+    good.parent.mkdir()
+    good.write_text(WORKER_WITH_MORE_CHECKS)
+    out = run_cli("codemod", "nixl-mla-region", str(missing), str(readonly), str(good))
+    assert out.returncode == 2
+    assert out.stderr.splitlines() == [
+        f"error: {missing / NIXL_WORKER}: cannot read the NIXL worker: "
+        f"[Errno 2] No such file or directory: '{missing / NIXL_WORKER}'",
+        f"error: {readonly}: not written: the file is read-only",
+        f"{good}: applied",
+    ]
+    assert readonly.read_text() == WORKER_WITH_MORE_CHECKS
+    assert "(MLAAttentionSpec, SlidingWindowMLASpec)" in good.read_text()
+
+
+def test_nixl_codemod_diff(tmp_path):
+    worker = tmp_path / "base_worker.py"
+    worker.write_text(WORKER_WITH_MORE_CHECKS)
+    out = run_cli("codemod", "nixl-mla-region", "--diff", str(worker))
+    assert out.returncode == 0
+    assert out.stdout == (
+        f"--- {worker}\n+++ {worker}\n"
+        "@@ -3,6 +3,7 @@\n"
+        " from vllm.v1.kv_cache_interface import (\n"
+        "     AttentionSpec,\n"
+        "     MLAAttentionSpec,\n"
+        "+    SlidingWindowMLASpec,\n"
+        " )\n \n \n"
+        "@@ -21,5 +22,7 @@\n"
+        "         for layer_name in kv_caches:\n"
+        "             layer_spec = self.layer_specs[layer_name]\n"
+        "             use_mla = isinstance(layer_spec, MLAAttentionSpec)\n"
+        "-            is_mla_region = isinstance(layer_spec, MLAAttentionSpec)\n"
+        "+            is_mla_region = isinstance(\n"
+        "+                layer_spec, (MLAAttentionSpec, SlidingWindowMLASpec)\n"
+        "+            )\n"
+        "             self.region_is_mla.append(is_mla_region and use_mla)\n"
+    )
+    assert worker.read_text() == WORKER_WITH_MORE_CHECKS
+
+
+def test_nixl_site_after_a_nested_function_is_found():
+    from vllm_spec_lint.codemods import nixl_mla_region
+
+    text = WORKER_WITH_MORE_CHECKS.replace(
+        "        for layer_name in kv_caches:\n",
+        "        def size(t: torch.Tensor) -> int:\n"
+        "            return t.numel()\n\n"
+        "        for layer_name in kv_caches:\n",
+    )
+    assert nixl_mla_region(text, None).status == "applied"
+
+
+def test_nixl_site_only_inside_register_kv_caches():
+    from vllm_spec_lint.codemods import nixl_mla_region
+
+    # register_kv_caches has no such check; a method after it does.
+    text = WORKER_WITH_MORE_CHECKS.replace(
+        "            is_mla_region = isinstance(layer_spec, MLAAttentionSpec)\n",
+        "            is_mla_region = use_mla\n",
+    ) + (
+        "\n    def register_cross_layers(self, layer_spec: AttentionSpec):\n"
+        "        is_mla_region = isinstance(layer_spec, MLAAttentionSpec)\n"
+        "        return is_mla_region\n"
+    )
+    outcome = nixl_mla_region(text, None)
+    assert (outcome.status, outcome.text) == ("not found", text)
+    assert outcome.detail == (
+        "no `is_mla_region = isinstance(layer_spec, ...)` in "
+        "register_kv_caches: vLLM may have moved this code"
+    )
+
+
+def test_nixl_site_the_tree_already_covers(tmp_path):
+    from vllm_spec_lint.codemods import nixl_mla_region
+
+    # In this tree the companion derives from the anchor: nothing to fix.
+    kci = tmp_path / "vllm" / "v1" / "kv_cache_interface.py"
+    kci.parent.mkdir(parents=True)
+    kci.write_text(
+        "class KVCacheSpec: ...\n"
+        "class AttentionSpec(KVCacheSpec): ...\n"
+        "class MLAAttentionSpec(AttentionSpec): ...\n"
+        "class SlidingWindowMLASpec(MLAAttentionSpec): ...\n"
+    )
+    worker = tmp_path / NIXL_WORKER
+    worker.parent.mkdir(parents=True)
+    worker.write_text(WORKER_WITH_MORE_CHECKS)
+    outcome = nixl_mla_region(WORKER_WITH_MORE_CHECKS, str(worker))
+    assert (outcome.status, outcome.text, outcome.detail) == (
+        "not found",
+        WORKER_WITH_MORE_CHECKS,
+        "the check is not reported as fixable",
+    )
+    already = WORKER_WITH_MORE_CHECKS.replace(
+        "is_mla_region = isinstance(layer_spec, MLAAttentionSpec)",
+        "is_mla_region = isinstance(layer_spec, (MLAAttentionSpec, SlidingWindowMLASpec))",
+    )
+    assert nixl_mla_region(already, None) == type(outcome)("already applied", already)
+
+
+def test_codemod_reads_the_package_and_hierarchy_of_the_file(tmp_path):
+    from libcst.codemod import TransformSkip, TransformSuccess
+
+    from vllm_spec_lint.codemods import AddSlidingWindowMLA
+
+    # A relative import resolves through the package the file is in.
+    package = tmp_path / "vllm" / "v1" / "worker"
+    package.mkdir(parents=True)
+    for folder in (tmp_path / "vllm", tmp_path / "vllm" / "v1", package):
+        (folder / "__init__.py").write_text("")
+    source = (
+        "from ..kv_cache_interface import MLAAttentionSpec\n\n"
+        "ok = isinstance(spec, MLAAttentionSpec)\n"
+    )
+    result = _transform(AddSlidingWindowMLA, source, str(package / "w.py"))
+    assert isinstance(result, TransformSuccess)
+    assert result.code == (
+        "from ..kv_cache_interface import MLAAttentionSpec, SlidingWindowMLASpec\n\n"
+        "ok = isinstance(spec, (MLAAttentionSpec, SlidingWindowMLASpec))\n"
+    )
+    # The tree's own hierarchy: here the companion derives from the anchor.
+    (tmp_path / "vllm" / "v1" / "kv_cache_interface.py").write_text(
+        "class KVCacheSpec: ...\n"
+        "class AttentionSpec(KVCacheSpec): ...\n"
+        "class MLAAttentionSpec(AttentionSpec): ...\n"
+        "class SlidingWindowMLASpec(MLAAttentionSpec): ...\n"
+    )
+    other = tmp_path / "vllm" / "v1" / "core"
+    other.mkdir()
+    (other / "__init__.py").write_text("")
+    covered = _transform(AddSlidingWindowMLA, source, str(other / "w.py"))
+    assert isinstance(covered, TransformSkip)
+
+
+def test_codemod_shows_progress_on_a_terminal_and_warnings(tmp_path, monkeypatch):
+    import io
+    import sys
+
+    from vllm_spec_lint import cli
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    kci = tmp_path / "vllm" / "v1" / "kv_cache_interface.py"
+    kci.parent.mkdir(parents=True)
+    kci.write_text("class (:\n")
+    (tmp_path / "w.py").write_text(
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n\n"
+        "ok = isinstance(spec, MLAAttentionSpec)\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    err = Terminal()
+    monkeypatch.setattr(sys, "stderr", err)
+    assert cli.main(["codemod", "add-sliding-window-mla", "--diff", "."]) == 0
+    assert err.getvalue() == (
+        "\r[###############...............] 1/2 files"
+        "\r[##############################] 2/2 files\n"
+        f"warning: {kci}: cannot read class hierarchy: invalid syntax (<unknown>, line 1)\n"
+        "2 files checked, 1 would change, 1 findings fixed, 0 failures\n"
+    )

@@ -583,3 +583,27 @@ def test_multi_line_container_without_a_trailing_comma_keeps_its_closer(before, 
     # Unformatted: the edit alone, as `fix-formatter = "none"` would make it.
     outcome = fix_source(before, "example.py", Config())
     assert (outcome.failure, outcome.text) == (None, after)
+
+
+def test_fix_edit_keeps_the_indentation_of_the_blocks_around_it():
+    source = (
+        ONE_LINE_IMPORT + "class Worker:\n"
+        "    def is_mla(self, spec):\n"
+        "        return isinstance(spec, (\n"
+        "            FullAttentionSpec,\n"
+        "            MLAAttentionSpec  # the anchor\n"
+        "        ))\n"
+    )
+    outcome = fix_source(source, "example.py", Config())
+    assert outcome.text == (
+        ONE_LINE_IMPORT.replace(
+            "MLAAttentionSpec\n", "MLAAttentionSpec, SlidingWindowMLASpec\n"
+        )
+        + "class Worker:\n"
+        "    def is_mla(self, spec):\n"
+        "        return isinstance(spec, (\n"
+        "            FullAttentionSpec,\n"
+        "            MLAAttentionSpec,  # the anchor\n"
+        "            SlidingWindowMLASpec\n"
+        "        ))\n"
+    )

@@ -43,10 +43,33 @@ def _position(ctx: FileContext, node: cst.CSTNode) -> tuple[tuple[int, int], ...
     return ctx.span(first)[0], ctx.span(last)[1]
 
 
+def _code_in_place(ctx: FileContext, original: cst.CSTNode, node: cst.CSTNode) -> str:
+    """``node``'s code as it reads where ``original`` stands: continuation
+    lines keep the indentation of the blocks around it (``code_for_node``
+    alone would write them as if at module level)."""
+    from libcst._nodes.internal import CodegenState  # code_for_node's own state
+
+    indents = []
+    parent = ctx.parent(original)
+    while parent is not None:
+        if isinstance(parent, cst.IndentedBlock):
+            indents.append(
+                ctx.module.default_indent if parent.indent is None else parent.indent
+            )
+        parent = ctx.parent(parent)
+    state = CodegenState(
+        default_indent=ctx.module.default_indent,
+        default_newline=ctx.module.default_newline,
+        indent_tokens=indents[::-1],
+    )
+    node._codegen(state)
+    return "".join(state.tokens)
+
+
 def fix_from_plan(ctx: FileContext, plan: FixPlan) -> Fix | None:
     """The edits that carry out ``plan``; None when its import cannot be placed."""
     start, end = _position(ctx, plan.node)
-    edits = [Edit(ctx.module.code_for_node(plan.replacement), start, end)]
+    edits = [Edit(_code_in_place(ctx, plan.node, plan.replacement), start, end)]
     if plan.imports:
         import_edit = _import_edit(ctx, plan)
         if import_edit is None:
