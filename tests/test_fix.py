@@ -240,6 +240,23 @@ def test_vsl004_forms():
             "MambaSpec, MLAAttentionSpec",
             "MambaSpec, MLAAttentionSpec, SlidingWindowMLASpec",
         ),
+        # "_" sorts before letters once lowercased.
+        (
+            "MLAAttentionSpec, SlidingWindow_Spec",
+            "MLAAttentionSpec, SlidingWindow_Spec, SlidingWindowMLASpec",
+        ),
+        # Names equal but for case: uppercase first, as ruff sorts them.
+        (
+            "MLAAttentionSpec, SlidingWindowMlaSpec",
+            "MLAAttentionSpec, SlidingWindowMLASpec, SlidingWindowMlaSpec",
+        ),
+        # One capital letter is a class; two or more make a constant.
+        ("MLAAttentionSpec, Z", "MLAAttentionSpec, SlidingWindowMLASpec, Z"),
+        ("TP, MLAAttentionSpec", "TP, MLAAttentionSpec, SlidingWindowMLASpec"),
+        (
+            "TP_SIZE, MLAAttentionSpec",
+            "TP_SIZE, MLAAttentionSpec, SlidingWindowMLASpec",
+        ),
         # ruff's order-by-type: CONSTANTS, Classes, functions.
         (
             "KV_LAYOUT, MLAAttentionSpec, get_kv_quant_mode",

@@ -630,3 +630,130 @@ def test_fix_leaves_suppressed_sites_alone(tree):
     assert (
         "(MLAAttentionSpec, SlidingWindowMLASpec)" in (tree / "layers.py").read_text()
     )
+
+
+GUARDED = """\
+def f(spec: KVCacheSpec, other: KVCacheSpec, others: list[KVCacheSpec]) -> bool:
+    if not isinstance(spec, FullAttentionSpec):
+        return False
+    {between}
+    return isinstance(spec, MLAAttentionSpec)
+"""
+
+
+@pytest.mark.parametrize(
+    "between, row",
+    [
+        ("spec = other", 5),
+        ("spec: KVCacheSpec = other", 5),
+        ("spec |= other", 5),
+        ("for spec in others: pass", 5),
+        ("print(spec := other)", 5),
+        ("del spec", 5),
+        ("with open(path) as spec: pass", 5),
+        ("spec, n = other, 1", 5),
+        ("[n, spec] = 1, other", 5),
+        ("n, *spec = others", 5),
+        ("import spec", 5),
+        ("import spec.sub", 5),
+        ("try:\n        pass\n    except Exception as spec:\n        pass", 8),
+    ],
+)
+def test_every_way_of_binding_the_value_ends_what_is_known(between, row):
+    assert reported(GUARDED.format(between=between)) == [row]
+
+
+@pytest.mark.parametrize(
+    "between",
+    [
+        "n = 1",
+        "spec: KVCacheSpec",  # an annotation binds nothing
+        "g = lambda spec: spec",
+        "names = [spec for spec in others]",
+        "def g(spec): spec = other",
+        "other.spec = other",
+        "import os.path as spec_module",
+    ],
+)
+def test_bindings_elsewhere_keep_what_is_known(between):
+    assert reported(GUARDED.format(between=between)) == []
+
+
+@pytest.mark.parametrize(
+    "body, rows",
+    [
+        # After `if A or B: return`, neither A nor B holds.
+        (
+            "if not isinstance(spec, FullAttentionSpec) or flag:\n"
+            "        return False\n"
+            "    return isinstance(spec, MLAAttentionSpec)",
+            [],
+        ),
+        (
+            "if flag or not isinstance(spec, FullAttentionSpec):\n"
+            "        return False\n"
+            "    return isinstance(spec, MLAAttentionSpec)",
+            [],
+        ),
+        # After `if A and B: return`, nothing is known of either.
+        (
+            "if not isinstance(spec, FullAttentionSpec) and flag:\n"
+            "        return False\n"
+            "    return isinstance(spec, MLAAttentionSpec)",
+            [4],
+        ),
+        # Inside `if A and B:` both hold; inside `if A or B:` neither is known.
+        (
+            "if flag and isinstance(spec, FullAttentionSpec):\n"
+            "        return isinstance(spec, MLAAttentionSpec)\n"
+            "    return False",
+            [],
+        ),
+        (
+            "if isinstance(spec, FullAttentionSpec) and flag:\n"
+            "        return isinstance(spec, MLAAttentionSpec)\n"
+            "    return False",
+            [],
+        ),
+        (
+            "if flag or isinstance(spec, FullAttentionSpec):\n"
+            "        return isinstance(spec, MLAAttentionSpec)\n"
+            "    return False",
+            [3],
+        ),
+        # A loop whose body ends in `continue` is no early exit for the value.
+        (
+            "for n in range(3):\n"
+            "        continue\n"
+            "    return isinstance(spec, MLAAttentionSpec)",
+            [4],
+        ),
+        # A class the tree does not know says nothing about the companion.
+        (
+            "if isinstance(spec, PluginSpec):\n"
+            "        return isinstance(spec, MLAAttentionSpec)\n"
+            "    return False",
+            [3],
+        ),
+    ],
+)
+def test_what_boolean_guards_and_exits_establish(body, rows):
+    source = (
+        "from plugin import PluginSpec\n\n\n"
+        "def f(spec: KVCacheSpec, flag: bool) -> bool:\n    " + body + "\n"
+    )
+    # Rows counted from the def line (row 1).
+    assert [r - 3 for r in reported(source)] == rows
+
+
+@pytest.mark.parametrize(
+    "loop",
+    [
+        "for self.spec in specs:\n        ok = isinstance(self.spec, MLAAttentionSpec)",
+        "for name, (spec, n) in pairs.items():\n        ok = isinstance(spec, MLAAttentionSpec)",
+        "for spec[0] in specs:\n        ok = isinstance(spec[0], MLAAttentionSpec)",
+    ],
+)
+def test_unusual_loop_targets_are_reported_not_crashed_on(loop):
+    source = "def f(self, specs, pairs, spec):\n    " + loop + "\n"
+    assert reported(source) == [3]

@@ -378,6 +378,15 @@ def _assignment_targets(statement: cst.CSTNode) -> Iterator[cst.CSTNode]:
             yield from _targets(node.target, node)
         elif isinstance(node, cst.AsName):
             yield from _targets(node.name, node)
+        elif isinstance(node, cst.ImportAlias) and node.asname is None:
+            # `import a.b` binds `a`
+            yield from _targets(_leftmost(node.name), node)
+
+
+def _leftmost(name: cst.Attribute | cst.Name) -> cst.Name:
+    while isinstance(name, cst.Attribute):
+        name = name.value
+    return name
 
 
 def _targets(target: cst.CSTNode, at: cst.CSTNode) -> Iterator[tuple]:

@@ -205,12 +205,12 @@ def _insert_after(
     )
 
 
-def _import_sort_key(name: str) -> tuple[int, str]:
+def _import_sort_key(name: str) -> tuple[int, str, str]:
     """ruff/isort order within ``from m import ...``: CONSTANTS, Classes,
-    then everything else, each case-insensitively."""
+    then everything else, each case-insensitively (ties: uppercase first)."""
     if name.isupper() and len(name) > 1:
-        return 0, name.lower()
-    return (1 if name[:1].isupper() else 2), name.lower()
+        return 0, name.lower(), name
+    return (1 if name[:1].isupper() else 2), name.lower(), name
 
 
 def with_imported_names(statement: cst.ImportFrom, names: list[str]) -> cst.ImportFrom:
