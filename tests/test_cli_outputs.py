@@ -157,3 +157,47 @@ def test_progress_bar():
         "\r[#######.......................] 1/4 files"
         "\r[##############################] 4/4 files\n"
     )
+
+
+def test_fix_diff_with_show_fixes_over_two_files(tmp_path):
+    (tmp_path / "a.py").write_text(BAD)
+    (tmp_path / "b.py").write_text(BAD)
+    out = run_cli("fix", "--diff", "--show-fixes", ".", cwd=tmp_path)
+    assert out.returncode == 1
+    hunk = (
+        "@@ -1,2 +1,2 @@\n"
+        "-from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
+        "-is_mla_region = isinstance(layer_spec, MLAAttentionSpec)\n"
+        "+from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowMLASpec\n"
+        "+is_mla_region = isinstance(layer_spec, (MLAAttentionSpec, SlidingWindowMLASpec))\n"
+    )
+    assert out.stdout == (
+        "--- a.py\n+++ a.py\n" + hunk + "--- b.py\n+++ b.py\n" + hunk + "\n"
+        "Would fix 2 errors:\n"
+        "- a.py:\n    1 \u00d7 VSL001 (isinstance-leaves-out-companion)\n"
+        "- b.py:\n    1 \u00d7 VSL001 (isinstance-leaves-out-companion)\n\n"
+        "Would fix 2 errors.\n"
+    )
+
+
+def test_concise_is_the_text_format(tmp_path):
+    (tmp_path / "a.py").write_text(BAD)
+    check = run_cli("check", "--output-format", "concise", ".", cwd=tmp_path)
+    assert check.stdout == run_cli("check", ".", cwd=tmp_path).stdout
+    assert check.stdout.endswith(
+        "Found 1 error.\n[*] 1 fixable with the --fix option.\n"
+    )
+    fixed = run_cli("fix", "--output-format", "concise", ".", cwd=tmp_path)
+    assert fixed.stdout == "Fixed 1 error (0 remaining).\n"
+
+
+def test_fix_prints_warnings(tmp_path):
+    kci = tmp_path / "vllm" / "v1" / "kv_cache_interface.py"
+    kci.parent.mkdir(parents=True)
+    kci.write_text("class (:\n")
+    (tmp_path / "a.py").write_text(BAD)
+    out = run_cli("fix", "a.py", cwd=tmp_path)
+    assert out.stderr == (
+        f"warning: {kci}: cannot read class hierarchy: invalid syntax (<unknown>, line 1)\n"
+    )
+    assert run_cli("fix", "-q", "a.py", cwd=tmp_path).stderr == ""

@@ -12,6 +12,7 @@ import textwrap
 import pytest
 
 from tests.conftest import REPO, run_cli
+from vllm_spec_lint.analysis import analyze_source
 from vllm_spec_lint.config import Config
 from vllm_spec_lint.files import WriteRefused, write_atomically
 from vllm_spec_lint.fixes import fix_source
@@ -623,4 +624,38 @@ def test_fix_edit_keeps_the_indentation_of_the_blocks_around_it():
         "            MLAAttentionSpec,  # the anchor\n"
         "            SlidingWindowMLASpec\n"
         "        ))\n"
+    )
+
+
+def test_no_fix_where_the_companions_name_means_something_else():
+    source = (
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n\n\n"
+        "def is_latent(spec, SlidingWindowMLASpec=None):\n"
+        "    return isinstance(spec, MLAAttentionSpec)\n\n\n"
+        "def is_mla(spec):\n"
+        "    return isinstance(spec, MLAAttentionSpec)\n"
+    )
+    findings = analyze_source(source, "example.py", Config()).findings
+    assert [(f.location[0], f.fix is not None) for f in findings] == [
+        (5, False),
+        (9, True),
+    ]
+
+
+def test_fix_edit_follows_a_block_indented_unlike_the_module():
+    source = (
+        ONE_LINE_IMPORT + "class Worker:\n"
+        "    def is_mla(self, spec):\n"
+        "      return isinstance(spec, (\n"
+        "          FullAttentionSpec,\n"
+        "          MLAAttentionSpec\n"
+        "      ))\n"
+    )
+    outcome = fix_source(source, "example.py", Config())
+    assert outcome.text.endswith(
+        "      return isinstance(spec, (\n"
+        "          FullAttentionSpec,\n"
+        "          MLAAttentionSpec,\n"
+        "          SlidingWindowMLASpec\n"
+        "      ))\n"
     )

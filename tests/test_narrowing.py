@@ -757,3 +757,15 @@ def test_what_boolean_guards_and_exits_establish(body, rows):
 def test_unusual_loop_targets_are_reported_not_crashed_on(loop):
     source = "def f(self, specs, pairs, spec):\n    " + loop + "\n"
     assert reported(source) == [3]
+
+
+def test_assigning_a_collection_ends_what_is_known_of_its_items():
+    body = """\
+    def f(specs: list[KVCacheSpec], other: list[KVCacheSpec]) -> bool:
+        if not isinstance(specs[0], FullAttentionSpec):
+            return False
+        {between}
+        return isinstance(specs[0], MLAAttentionSpec)
+    """
+    assert reported(body.format(between="specs = other")) == [5]
+    assert reported(body.format(between="spec = other")) == []
