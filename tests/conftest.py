@@ -27,6 +27,20 @@ def codes(source: str, **kwargs) -> list[str]:
     return [code for code, _, _ in findings(source, **kwargs)]
 
 
+def write_covering_hierarchy(root: Path) -> Path:
+    """A family module under ``root`` in which the companion derives from
+    the anchor, so nothing leaves it out; its path."""
+    kci = root / "vllm" / "v1" / "kv_cache_interface.py"
+    kci.parent.mkdir(parents=True, exist_ok=True)
+    kci.write_text(
+        "class KVCacheSpec: ...\n"
+        "class AttentionSpec(KVCacheSpec): ...\n"
+        "class MLAAttentionSpec(AttentionSpec): ...\n"
+        "class SlidingWindowMLASpec(MLAAttentionSpec): ...\n"
+    )
+    return kci
+
+
 def run_cli(*args: str, cwd: Path | None = None, input: str | None = None):
     """``python -m vllm_spec_lint ARGS``. Under mutation testing (mutmut sets
     MUTANT_UNDER_TEST) it runs in this process, where the mutants live."""

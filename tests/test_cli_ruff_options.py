@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_cli
+from tests.conftest import run_cli, write_covering_hierarchy
 
 pytestmark = pytest.mark.fast
 
@@ -345,15 +345,7 @@ def test_stdin_uses_the_settings_and_ignores_for_its_name(tmp_path):
 def test_stdin_hierarchy_is_the_tree_at_its_name(tmp_path):
     tree, elsewhere = tmp_path / "tree", tmp_path / "elsewhere"
     elsewhere.mkdir()
-    kci = tree / "vllm" / "v1" / "kv_cache_interface.py"
-    kci.parent.mkdir(parents=True)
-    # Here the companion derives from the anchor: nothing is left out.
-    kci.write_text(
-        "class KVCacheSpec: ...\n"
-        "class AttentionSpec(KVCacheSpec): ...\n"
-        "class MLAAttentionSpec(AttentionSpec): ...\n"
-        "class SlidingWindowMLASpec(MLAAttentionSpec): ...\n"
-    )
+    write_covering_hierarchy(tree)
     inside = run_cli("check", "--stdin-filename", "vllm/w.py", "-", cwd=tree, input=BAD)
     assert (inside.returncode, inside.stdout) == (0, "All checks passed!\n")
     outside = run_cli(

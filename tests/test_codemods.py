@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from tests.conftest import REPO, fetch_vllm, run_cli
+from tests.conftest import REPO, fetch_vllm, run_cli, write_covering_hierarchy
 from vllm_spec_lint.codemods import NIXL_WORKER
 
 LIBCST_CONFIG = "modules:\n- 'vllm_spec_lint'\nrepo_root: '.'\nformatter: []\n"
@@ -358,15 +358,7 @@ def test_nixl_site_only_inside_register_kv_caches():
 def test_nixl_site_the_tree_already_covers(tmp_path):
     from vllm_spec_lint.codemods import nixl_mla_region
 
-    # In this tree the companion derives from the anchor: nothing to fix.
-    kci = tmp_path / "vllm" / "v1" / "kv_cache_interface.py"
-    kci.parent.mkdir(parents=True)
-    kci.write_text(
-        "class KVCacheSpec: ...\n"
-        "class AttentionSpec(KVCacheSpec): ...\n"
-        "class MLAAttentionSpec(AttentionSpec): ...\n"
-        "class SlidingWindowMLASpec(MLAAttentionSpec): ...\n"
-    )
+    write_covering_hierarchy(tmp_path)
     worker = tmp_path / NIXL_WORKER
     worker.parent.mkdir(parents=True)
     worker.write_text(WORKER_WITH_MORE_CHECKS)
@@ -403,13 +395,8 @@ def test_codemod_reads_the_package_and_hierarchy_of_the_file(tmp_path):
         "from ..kv_cache_interface import MLAAttentionSpec, SlidingWindowMLASpec\n\n"
         "ok = isinstance(spec, (MLAAttentionSpec, SlidingWindowMLASpec))\n"
     )
-    # The tree's own hierarchy: here the companion derives from the anchor.
-    (tmp_path / "vllm" / "v1" / "kv_cache_interface.py").write_text(
-        "class KVCacheSpec: ...\n"
-        "class AttentionSpec(KVCacheSpec): ...\n"
-        "class MLAAttentionSpec(AttentionSpec): ...\n"
-        "class SlidingWindowMLASpec(MLAAttentionSpec): ...\n"
-    )
+    # The tree's own hierarchy: there nothing leaves the companion out.
+    write_covering_hierarchy(tmp_path)
     other = tmp_path / "vllm" / "v1" / "core"
     other.mkdir()
     (other / "__init__.py").write_text("")
