@@ -379,23 +379,6 @@ def _format_findings(args: argparse.Namespace, findings, *, unsafe: bool) -> str
 
 
 # pragma: no mutate start
-def _fixes_by_file(results, *, unsafe: bool, applied: bool) -> dict:
-    from collections import Counter
-
-    from vllm_spec_lint.analysis import wanted
-
-    if applied:
-        return {r.path: Counter(r.fixed) for r in results}
-    return {
-        r.path: Counter(f.code for f in r.findings if wanted(f, unsafe))
-        for r in results
-    }
-
-
-# pragma: no mutate end
-
-
-# pragma: no mutate start
 def _show_files(args: argparse.Namespace, config: Config) -> int:
     from vllm_spec_lint.discovery import iter_python_files
 
@@ -429,7 +412,7 @@ def command_check(args: argparse.Namespace, config: Config) -> int:
     if args.write_baseline:
         count = baseline.write_baseline(args.write_baseline, findings)
         print(
-            f"Wrote {_plural(count, 'entry')} to {args.write_baseline}.",
+            f"Wrote {report.plural(count, 'entry')} to {args.write_baseline}.",
             file=sys.stderr,
         )
         return EXIT_CLEAN
@@ -450,10 +433,8 @@ def command_check(args: argparse.Namespace, config: Config) -> int:
     out.report(_format_findings(args, findings, unsafe=args.unsafe_fixes))
     if args.output_format in ("text", "concise") and not args.statistics:
         if args.show_fixes:
-            shown = _fixes_by_file(
-                _with_findings(checked.results, findings),
-                unsafe=args.unsafe_fixes,
-                applied=False,
+            shown = report.fixable_codes(
+                _with_findings(checked.results, findings), unsafe=args.unsafe_fixes
             )
             out.summary(report.format_fixes(shown, applied=False))
         out.summary(report.check_summary(findings, unsafe=args.unsafe_fixes))
@@ -498,11 +479,11 @@ def command_fix(args: argparse.Namespace, config: Config) -> int:
         if not args.silent:
             sys.stdout.write(diff)
         if args.show_fixes:
-            shown = _fixes_by_file(changed, unsafe=args.unsafe_fixes, applied=True)
+            shown = report.fixed_codes(changed)
             out.summary(report.format_fixes(shown, applied=False))
         elif diff and stdin is None:
             out.summary("\n")
-        out.summary(f"Would fix {_plural(count, 'error')}.\n")
+        out.summary(f"Would fix {report.plural(count, 'error')}.\n")
         problems = changed or failures
     else:
         if stdin is not None:
@@ -510,7 +491,7 @@ def command_fix(args: argparse.Namespace, config: Config) -> int:
         out.report(_format_findings(args, remaining, unsafe=args.unsafe_fixes))
         if args.output_format in ("text", "concise"):
             if args.show_fixes:
-                shown = _fixes_by_file(changed, unsafe=args.unsafe_fixes, applied=True)
+                shown = report.fixed_codes(changed)
                 out.summary(report.format_fixes(shown, applied=True))
             out.summary(report.fix_summary(count, remaining, unsafe=args.unsafe_fixes))
         problems = remaining or failures or (args.exit_non_zero_on_fix and count)
@@ -528,12 +509,6 @@ def _write_fixed_stdin(results, source: bytes) -> None:
 
 
 # pragma: no mutate end
-
-
-def _plural(count: int, noun: str) -> str:
-    if count == 1:
-        return f"1 {noun}"
-    return f"{count} {noun[:-1] + 'ies' if noun.endswith('y') else noun + 's'}"
 
 
 # pragma: no mutate start

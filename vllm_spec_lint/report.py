@@ -30,8 +30,11 @@ def format_text(findings: list[Finding], *, unsafe: bool = False) -> str:
     return "".join(_text_line(f, unsafe) + "\n" for f in findings)
 
 
-def _errors(count: int) -> str:
-    return f"{count} error{'s' if count != 1 else ''}"
+def plural(count: int, noun: str) -> str:
+    """``1 error``, ``2 errors``, ``2 entries``."""
+    if count == 1:
+        return f"1 {noun}"
+    return f"{count} {noun[:-1] + 'ies' if noun.endswith('y') else noun + 's'}"
 
 
 def _hidden_fixes(findings: list[Finding], unsafe: bool) -> str:
@@ -47,7 +50,7 @@ def check_summary(findings: list[Finding], *, unsafe: bool = False) -> str:
     would fix (safe fixes only, unless ``unsafe``)."""
     if not findings:
         return "All checks passed!\n"
-    text = f"Found {_errors(len(findings))}.\n"
+    text = f"Found {plural(len(findings), 'error')}.\n"
     fixable = sum(1 for f in findings if wanted(f, unsafe))
     if fixable:
         text += f"[*] {fixable} fixable with the --fix option.\n"
@@ -58,21 +61,34 @@ def fix_summary(fixed: int, remaining: list[Finding], *, unsafe: bool = False) -
     """ruff's closing lines for a fix run."""
     if not fixed and not remaining:
         return "All checks passed!\n"
-    text = f"Fixed {_errors(fixed)} ({len(remaining)} remaining).\n"
+    text = f"Fixed {plural(fixed, 'error')} ({len(remaining)} remaining).\n"
     return text + _hidden_fixes(remaining, unsafe)
 
 
-def format_fixes(fixed_codes: dict[str, Counter], *, applied: bool) -> str:
+def fixed_codes(results) -> dict[str, Counter]:
+    """Per file, the codes of the findings a fix run fixed."""
+    return {r.path: Counter(r.fixed) for r in results}
+
+
+def fixable_codes(results, *, unsafe: bool) -> dict[str, Counter]:
+    """Per file, the codes of the findings a fix run would fix."""
+    return {
+        r.path: Counter(f.code for f in r.findings if wanted(f, unsafe))
+        for r in results
+    }
+
+
+def format_fixes(codes_by_file: dict[str, Counter], *, applied: bool) -> str:
     """``--show-fixes``: per file, how many findings of each code were (or a
     fix run would be) fixed; as ruff lists them."""
     from vllm_spec_lint.rule_docs import rule_doc
 
-    total = sum(sum(c.values()) for c in fixed_codes.values())
+    total = sum(sum(c.values()) for c in codes_by_file.values())
     if not total:
         return ""
     verb = "Fixed" if applied else "Would fix"
-    lines = ["", f"{verb} {_errors(total)}:"]
-    for path, codes in fixed_codes.items():
+    lines = ["", f"{verb} {plural(total, 'error')}:"]
+    for path, codes in codes_by_file.items():
         if not codes:
             continue
         lines.append(f"- {path}:")
