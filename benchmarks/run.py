@@ -97,7 +97,7 @@ for name in sorted(files):
     tree = ast.parse(text) if "MLAAttentionSpec" in text else None
     inputs.append((name, lines, tree))
 start = time.process_time()
-from vllm_spec_lint.flake8_plugin import Flake8Plugin
+from vllm_spec_lint.faces.flake8_plugin import Flake8Plugin
 for name, lines, tree in inputs:
     list(Flake8Plugin(tree, name, lines).run())
 print(time.process_time() - start)

@@ -37,7 +37,7 @@ def statuses() -> dict[str, str]:
 
 
 def module_of(mutant: str) -> str:
-    # vllm_spec_lint.noqa.x_is_suppressed__mutmut_3 -> vllm_spec_lint/noqa.py
+    # vllm_spec_lint.core.noqa.x_is_suppressed__mutmut_3 -> vllm_spec_lint/core/noqa.py
     module = re.sub(r"\.x.*__mutmut_\d+$|\.x.*$", "", mutant.split("ǁ")[0])
     return module.replace(".", "/") + ".py"
 

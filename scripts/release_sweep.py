@@ -37,9 +37,9 @@ def fetch(version: str) -> Path:
 
 def check_one(path: str) -> str | None:
     """None when the file behaves; else what went wrong."""
-    from vllm_spec_lint.analysis import analyze_source
-    from vllm_spec_lint.config import Config
-    from vllm_spec_lint.files import decode_source
+    from vllm_spec_lint.core.analysis import analyze_source
+    from vllm_spec_lint.core.settings import Config
+    from vllm_spec_lint.edges.files import decode_source
 
     data = Path(path).read_bytes()
     text, _ = decode_source(data)

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from scripts.fetch_sources import FetchError, IndexUnreachable, fetch_sources
-from vllm_spec_lint.analysis import analyze_source
-from vllm_spec_lint.config import Config
+from vllm_spec_lint.core.analysis import analyze_source
+from vllm_spec_lint.core.settings import Config
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -61,7 +61,7 @@ def _run_cli_in_process(args: list[str], cwd: Path | None, input: str | None):
     import io
     from unittest import mock
 
-    from vllm_spec_lint import cli
+    from vllm_spec_lint.faces import cli
 
     def stream(data: bytes = b""):
         return io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", newline="")

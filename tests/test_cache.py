@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from vllm_spec_lint import cache, runner
-from vllm_spec_lint.analysis import Edit, Finding, Fix
-from vllm_spec_lint.config import Config
-from vllm_spec_lint.families import ClassHierarchy, Family
+from vllm_spec_lint.core.findings import Finding
+from vllm_spec_lint.core.settings import Config
+from vllm_spec_lint.edges import cache, runner
+from vllm_spec_lint.model.hierarchy import ClassHierarchy, Family
+from vllm_spec_lint.repair.text import Edit, Fix
 
 FINDING = Finding(
     "VSL001",

@@ -11,7 +11,7 @@ import functools
 import pytest
 
 from tests import conftest
-from vllm_spec_lint.config import Config
+from vllm_spec_lint.core.settings import Config
 
 pytestmark = pytest.mark.fast
 

@@ -9,7 +9,7 @@ from contextlib import redirect_stderr
 import pytest
 
 from tests.conftest import REPO, run_cli
-from vllm_spec_lint import cli
+from vllm_spec_lint.faces import cli
 
 pytestmark = pytest.mark.fast
 

@@ -11,9 +11,9 @@ import sys
 import pytest
 
 from tests.conftest import REPO, fetch_vllm, run_cli, write_covering_hierarchy
-from vllm_spec_lint.codemods import NIXL_WORKER
+from vllm_spec_lint.faces.codemods import NIXL_WORKER
 
-LIBCST_CONFIG = "modules:\n- 'vllm_spec_lint'\nrepo_root: '.'\nformatter: []\n"
+LIBCST_CONFIG = "modules:\n- 'vllm_spec_lint.faces'\nrepo_root: '.'\nformatter: []\n"
 
 
 @pytest.fixture
@@ -228,7 +228,7 @@ def _transform(command_class, text: str, filename: str | None):
 def test_add_sliding_window_mla_transforms_skips_and_fails(tmp_path):
     from libcst.codemod import TransformSkip, TransformSuccess
 
-    from vllm_spec_lint.codemods import AddSlidingWindowMLA
+    from vllm_spec_lint.faces.codemods import AddSlidingWindowMLA
 
     source = (
         "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n\n"
@@ -251,7 +251,7 @@ def test_add_sliding_window_mla_transforms_skips_and_fails(tmp_path):
 def test_nixl_codemod_class_skips_other_files_and_reports_moved_code(tmp_path):
     from libcst.codemod import TransformFailure, TransformSkip, TransformSuccess
 
-    from vllm_spec_lint.codemods import NixlMlaRegion
+    from vllm_spec_lint.faces.codemods import NixlMlaRegion
 
     worker = tmp_path / NIXL_WORKER
     text = WORKER_WITH_MORE_CHECKS
@@ -324,7 +324,7 @@ def test_nixl_codemod_diff(tmp_path):
 
 
 def test_nixl_site_after_a_nested_function_is_found():
-    from vllm_spec_lint.codemods import nixl_mla_region
+    from vllm_spec_lint.faces.codemods import nixl_mla_region
 
     text = WORKER_WITH_MORE_CHECKS.replace(
         "        for layer_name in kv_caches:\n",
@@ -336,7 +336,7 @@ def test_nixl_site_after_a_nested_function_is_found():
 
 
 def test_nixl_site_only_inside_register_kv_caches():
-    from vllm_spec_lint.codemods import nixl_mla_region
+    from vllm_spec_lint.faces.codemods import nixl_mla_region
 
     # register_kv_caches has no such check; a method after it does.
     text = WORKER_WITH_MORE_CHECKS.replace(
@@ -356,7 +356,7 @@ def test_nixl_site_only_inside_register_kv_caches():
 
 
 def test_nixl_site_the_tree_already_covers(tmp_path):
-    from vllm_spec_lint.codemods import nixl_mla_region
+    from vllm_spec_lint.faces.codemods import nixl_mla_region
 
     write_covering_hierarchy(tmp_path)
     worker = tmp_path / NIXL_WORKER
@@ -378,7 +378,7 @@ def test_nixl_site_the_tree_already_covers(tmp_path):
 def test_codemod_reads_the_package_and_hierarchy_of_the_file(tmp_path):
     from libcst.codemod import TransformSkip, TransformSuccess
 
-    from vllm_spec_lint.codemods import AddSlidingWindowMLA
+    from vllm_spec_lint.faces.codemods import AddSlidingWindowMLA
 
     # A relative import resolves through the package the file is in.
     package = tmp_path / "vllm" / "v1" / "worker"
@@ -408,7 +408,7 @@ def test_codemod_shows_progress_on_a_terminal_and_warnings(tmp_path, monkeypatch
     import io
     import sys
 
-    from vllm_spec_lint import cli
+    from vllm_spec_lint.faces import cli
 
     class Terminal(io.StringIO):
         def isatty(self):

@@ -12,11 +12,11 @@ import textwrap
 import pytest
 
 from tests.conftest import REPO, run_cli
-from vllm_spec_lint.analysis import analyze_source
-from vllm_spec_lint.config import Config
-from vllm_spec_lint.files import WriteRefused, write_atomically
-from vllm_spec_lint.fixes import fix_source
-from vllm_spec_lint.formatting import find_ruff, formatter_for
+from vllm_spec_lint.core.analysis import analyze_source
+from vllm_spec_lint.core.fixing import fix_source
+from vllm_spec_lint.core.settings import Config
+from vllm_spec_lint.edges.files import WriteRefused, write_atomically
+from vllm_spec_lint.repair.formatting import find_ruff, formatter_for
 
 pytestmark = pytest.mark.fast
 

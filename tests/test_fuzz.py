@@ -13,10 +13,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from vllm_spec_lint.analysis import analyze_source, wanted
-from vllm_spec_lint.config import Config
-from vllm_spec_lint.fixes import fix_source
-from vllm_spec_lint.formatting import formatter_for
+from vllm_spec_lint.core.analysis import analyze_source
+from vllm_spec_lint.core.findings import wanted
+from vllm_spec_lint.core.fixing import fix_source
+from vllm_spec_lint.core.settings import Config
+from vllm_spec_lint.repair.formatting import formatter_for
 
 EXAMPLES = int(os.environ.get("VSL_FUZZ_EXAMPLES", "40"))
 FUZZ = settings(

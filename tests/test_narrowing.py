@@ -10,9 +10,9 @@ import textwrap
 import pytest
 
 from tests.conftest import run_cli
-from vllm_spec_lint.analysis import analyze_source
-from vllm_spec_lint.config import Config
-from vllm_spec_lint.families import KV_CACHE_INTERFACE, ClassHierarchy
+from vllm_spec_lint.core.analysis import analyze_source
+from vllm_spec_lint.core.settings import Config
+from vllm_spec_lint.model.hierarchy import KV_CACHE_INTERFACE, ClassHierarchy
 
 HEADER = (
     "from vllm.v1.kv_cache_interface import (\n"
@@ -769,3 +769,208 @@ def test_assigning_a_collection_ends_what_is_known_of_its_items():
     """
     assert reported(body.format(between="specs = other")) == [5]
     assert reported(body.format(between="spec = other")) == []
+
+
+# Facts through collections built by filtering, and through local aliases
+# (each case with its twin that must still be reported).
+COLLECTION_CASES = {
+    "list comprehension, then a loop": (
+        """\
+        def f(specs: list[KVCacheSpec]) -> int:
+            full = [s for s in specs if isinstance(s, FullAttentionSpec)]
+            for spec in full:
+                if isinstance(spec, MLAAttentionSpec):
+                    return 1
+            return 0
+        """,
+        # the collection rebuilt
+        """\
+        def f(specs: list[KVCacheSpec]) -> int:
+            full = [s for s in specs if isinstance(s, FullAttentionSpec)]
+            full = list(specs)
+            for spec in full:
+                if isinstance(spec, MLAAttentionSpec):
+                    return 1
+            return 0
+        """,
+    ),
+    "set comprehension, then next(iter(...))": (
+        """\
+        def f(specs: list[KVCacheSpec]) -> bool:
+            full = {s for s in specs if isinstance(s, FullAttentionSpec)}
+            return isinstance(next(iter(full)), MLAAttentionSpec)
+        """,
+        # filtered on another class, one that covers the companion
+        """\
+        def f(specs: list[KVCacheSpec]) -> bool:
+            full = {s for s in specs if isinstance(s, AttentionSpec)}
+            return isinstance(next(iter(full)), MLAAttentionSpec)
+        """,
+    ),
+    "dict comprehension, then its values": (
+        """\
+        def f(layers: dict[str, KVCacheSpec]) -> bool:
+            full = {n: s for n, s in layers.items() if isinstance(s, FullAttentionSpec)}
+            return any(isinstance(s, MLAAttentionSpec) for s in full.values())
+        """,
+        # its keys are not what was filtered
+        """\
+        def f(layers: dict[KVCacheSpec, str]) -> bool:
+            full = {s: n for s, n in layers.items() if isinstance(n, FullAttentionSpec)}
+            return any(isinstance(s, MLAAttentionSpec) for s in full)
+        """,
+    ),
+    "dict comprehension, then a subscript": (
+        """\
+        def f(layers: dict[str, KVCacheSpec], name: str) -> bool:
+            full = {n: s for n, s in layers.items() if isinstance(s, FullAttentionSpec)}
+            return isinstance(full[name], MLAAttentionSpec)
+        """,
+        """\
+        def f(layers: dict[str, KVCacheSpec], name: str) -> bool:
+            full = {n: s for n, s in layers.items() if isinstance(s, FullAttentionSpec)}
+            full = dict(layers)
+            return isinstance(full[name], MLAAttentionSpec)
+        """,
+    ),
+    "filter(lambda ...), then a subscript": (
+        """\
+        def f(specs: list[KVCacheSpec]) -> bool:
+            full = list(filter(lambda s: isinstance(s, FullAttentionSpec), specs))
+            return isinstance(full[0], MLAAttentionSpec)
+        """,
+        """\
+        def f(specs: list[KVCacheSpec]) -> bool:
+            full = list(filter(lambda s: isinstance(s, SlidingWindowSpec), specs))
+            return isinstance(full[0], MLAAttentionSpec)
+        """,
+    ),
+    "a generator, then a loop": (
+        """\
+        def f(specs: list[KVCacheSpec]) -> int:
+            full = (s for s in specs if not isinstance(s, SlidingWindowSpec))
+            for spec in full:
+                if isinstance(spec, MLAAttentionSpec):
+                    return 1
+            return 0
+        """,
+        """\
+        def f(specs: list[KVCacheSpec]) -> int:
+            full = (s for s in specs if not isinstance(s, FullAttentionSpec))
+            for spec in full:
+                if isinstance(spec, MLAAttentionSpec):
+                    return 1
+            return 0
+        """,
+    ),
+    "a loop that appends only under a test": (
+        """\
+        def f(specs: list[KVCacheSpec]) -> bool:
+            full = []
+            for spec in specs:
+                if isinstance(spec, FullAttentionSpec):
+                    full.append(spec)
+            return any(isinstance(s, MLAAttentionSpec) for s in full)
+        """,
+        # appended to under another test
+        """\
+        def f(specs: list[KVCacheSpec]) -> bool:
+            full = []
+            for spec in specs:
+                if isinstance(spec, FullAttentionSpec):
+                    full.append(spec)
+                elif isinstance(spec, SlidingWindowSpec):
+                    full.append(spec)
+            return any(isinstance(s, MLAAttentionSpec) for s in full)
+        """,
+    ),
+    "appends after an early exit, to a set": (
+        """\
+        def f(specs: list[KVCacheSpec]) -> bool:
+            full = set()
+            for spec in specs:
+                if not isinstance(spec, FullAttentionSpec):
+                    continue
+                full.add(spec)
+            return any(isinstance(s, MLAAttentionSpec) for s in full)
+        """,
+        # extended as well: what extend adds is not known
+        """\
+        def f(specs: list[KVCacheSpec]) -> bool:
+            full = set()
+            for spec in specs:
+                if not isinstance(spec, FullAttentionSpec):
+                    continue
+                full.add(spec)
+            full.update(specs)
+            return any(isinstance(s, MLAAttentionSpec) for s in full)
+        """,
+    ),
+    "an alias of the tested value": (
+        """\
+        def f(spec: KVCacheSpec) -> bool:
+            if not isinstance(spec, FullAttentionSpec):
+                return False
+            layer_spec = spec
+            return isinstance(layer_spec, MLAAttentionSpec)
+        """,
+        # aliased, then rebound
+        """\
+        def f(spec: KVCacheSpec, other: KVCacheSpec) -> bool:
+            if not isinstance(spec, FullAttentionSpec):
+                return False
+            layer_spec = spec
+            layer_spec = other
+            return isinstance(layer_spec, MLAAttentionSpec)
+        """,
+    ),
+    "an alias of the collection": (
+        """\
+        def f(specs: list[KVCacheSpec]) -> bool:
+            full = [s for s in specs if isinstance(s, FullAttentionSpec)]
+            chosen = full
+            return any(isinstance(s, MLAAttentionSpec) for s in chosen)
+        """,
+        # the source rebound before the alias was taken
+        """\
+        def f(specs: list[KVCacheSpec]) -> bool:
+            full = [s for s in specs if isinstance(s, FullAttentionSpec)]
+            full = specs
+            chosen = full
+            return any(isinstance(s, MLAAttentionSpec) for s in chosen)
+        """,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", COLLECTION_CASES)
+def test_collection_and_alias_case_and_its_reported_twin(name):
+    suppressed, twin = COLLECTION_CASES[name]
+    assert reported(suppressed) == []
+    assert reason(suppressed).startswith("narrowed: `")
+    assert len(reported(twin)) == 1, "the twin must still be reported"
+
+
+def test_a_collection_fact_names_the_filtering_test():
+    body = """\
+    def f(specs: list[KVCacheSpec]) -> bool:
+        full = [s for s in specs if isinstance(s, FullAttentionSpec)]
+        return isinstance(full[0], MLAAttentionSpec)
+    """
+    assert reason(body) == (
+        "narrowed: `isinstance(s, FullAttentionSpec)` (line 12) already "
+        "excludes SlidingWindowMLASpec"
+    )
+
+
+def test_an_append_outside_any_test_keeps_nothing_known():
+    body = """\
+    def f(specs: list[KVCacheSpec], extra: KVCacheSpec) -> bool:
+        full = []
+        for spec in specs:
+            if isinstance(spec, FullAttentionSpec):
+                full.append(spec)
+        full.append(extra)
+        return any(isinstance(s, MLAAttentionSpec) for s in full)
+    """
+    assert reported(body) == [7]

@@ -12,9 +12,9 @@ import jsonschema
 import pytest
 
 from tests.conftest import REPO, run_cli
-from vllm_spec_lint.analysis import Finding
-from vllm_spec_lint.report import format_github
-from vllm_spec_lint.rule_docs import markdown_table
+from vllm_spec_lint.core.findings import Finding
+from vllm_spec_lint.faces.report import format_github
+from vllm_spec_lint.faces.rule_docs import markdown_table
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO, run_cli
-from vllm_spec_lint.files import write_atomically
+from vllm_spec_lint.edges.files import write_atomically
 
 BAD = (
     "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n\n"
@@ -115,12 +115,12 @@ def test_a_raised_size_limit_analyses_a_large_file(tree):
 
 
 def test_file_deleted_between_discovery_and_reading(tree):
-    from vllm_spec_lint.config import Config
-    from vllm_spec_lint.runner import run
+    from vllm_spec_lint.core.settings import Config
+    from vllm_spec_lint.edges.runner import run
 
     vanishing = tree / "vanishing.py"
     vanishing.write_text(BAD)
-    import vllm_spec_lint.runner as runner
+    import vllm_spec_lint.edges.runner as runner
 
     real = runner.iter_python_files
 
@@ -280,7 +280,7 @@ def test_full_disk_while_writing_leaves_the_original(tmp_path):
     code = (
         "import resource, signal, sys\n"
         "from pathlib import Path\n"
-        "from vllm_spec_lint.files import write_atomically\n"
+        "from vllm_spec_lint.edges.files import write_atomically\n"
         "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
         "resource.setrlimit(resource.RLIMIT_FSIZE, (16, 16))\n"
         "p = Path(sys.argv[1])\n"

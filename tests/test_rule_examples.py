@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from vllm_spec_lint.analysis import analyze_source
-from vllm_spec_lint.config import Config
+from vllm_spec_lint.core.analysis import analyze_source
+from vllm_spec_lint.core.settings import Config
 from vllm_spec_lint.rules import ALL_RULES
 from vllm_spec_lint.rules.base import Example
 

@@ -9,8 +9,9 @@ import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider, QualifiedNameProvider
 
 from tests.conftest import REPO, fetch_vllm
-from vllm_spec_lint.positions import StatementPositions
-from vllm_spec_lint.scopes import Scopes, child_nodes, dotted, parent_map, walk
+from vllm_spec_lint.model.positions import StatementPositions
+from vllm_spec_lint.model.scopes import Scopes, dotted
+from vllm_spec_lint.model.syntax import child_nodes, parent_map, walk
 
 SAMPLES = {
     "shadowing": (

@@ -13,10 +13,10 @@ import sys
 import pytest
 
 from tests.conftest import REPO, run_cli
-from vllm_spec_lint import slicing
-from vllm_spec_lint.analysis import analyze_source, might_have_findings
-from vllm_spec_lint.config import Config
-from vllm_spec_lint.families import ClassHierarchy
+from vllm_spec_lint.core import slicing
+from vllm_spec_lint.core.analysis import analyze_source, might_have_findings
+from vllm_spec_lint.core.settings import Config
+from vllm_spec_lint.model.hierarchy import ClassHierarchy
 
 SNEAKY = {
     "alias": "from vllm.v1.kv_cache_interface import MLAAttentionSpec as M\nok = isinstance(s, M)\n",
@@ -310,7 +310,7 @@ def test_cache_follows_content_and_settings(tree):
 
 
 def test_files_without_the_name_are_not_read_again_until_they_change(tree, monkeypatch):
-    from vllm_spec_lint import cache, runner
+    from vllm_spec_lint.edges import cache, runner
 
     monkeypatch.setattr(cache.CleanFiles, "_RECENT_NS", 0)  # see the next test
     opened = []
@@ -343,8 +343,8 @@ def test_files_without_the_name_are_not_read_again_until_they_change(tree, monke
 def test_files_changed_just_before_a_run_are_not_trusted_by_their_stat(tree):
     """A change within the file system's timestamp tick could leave every
     stat field as it was: such recent files are read again next time."""
-    from vllm_spec_lint.cache import CleanFiles
-    from vllm_spec_lint.runner import run
+    from vllm_spec_lint.edges.cache import CleanFiles
+    from vllm_spec_lint.edges.runner import run
 
     (tree / "fresh.py").write_text("x = 1\n")
     run([tree], Config(root=tree))
@@ -355,7 +355,7 @@ def test_files_changed_just_before_a_run_are_not_trusted_by_their_stat(tree):
 def test_a_cache_of_clean_files_alone_is_marked_as_a_cache(tmp_path, monkeypatch):
     """A tree where nothing names an anchor writes only the stat index; the
     cache folder is still ignored by git and tagged as a cache."""
-    from vllm_spec_lint import cache, runner
+    from vllm_spec_lint.edges import cache, runner
 
     monkeypatch.setattr(cache.CleanFiles, "_RECENT_NS", 0)
     (tmp_path / "plain.py").write_text("x = 1\n")

@@ -152,11 +152,11 @@ def test_slicing_changes_no_finding_on_the_release(vllm_0_33_0, monkeypatch):
     the slice may drop only what cannot hold a finding."""
     from dataclasses import replace
 
-    from vllm_spec_lint import slicing
-    from vllm_spec_lint.analysis import analyze_source
-    from vllm_spec_lint.config import load_config
-    from vllm_spec_lint.discovery import module_name_for
-    from vllm_spec_lint.runner import load_hierarchy
+    from vllm_spec_lint.core import slicing
+    from vllm_spec_lint.core.analysis import analyze_source
+    from vllm_spec_lint.edges.config import load_config
+    from vllm_spec_lint.edges.discovery import module_name_for
+    from vllm_spec_lint.edges.runner import load_hierarchy
 
     config = replace(load_config(vllm_0_33_0), strict=True)
     files = [

@@ -1,5 +1,5 @@
 import sys
 
-from vllm_spec_lint.cli import main
+from vllm_spec_lint.faces.cli import main
 
 sys.exit(main())

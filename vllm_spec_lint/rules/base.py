@@ -15,9 +15,11 @@ from typing import ClassVar
 
 import libcst as cst
 
-from vllm_spec_lint.families import Family, short_name
-from vllm_spec_lint.rewrite import FixPlan
-from vllm_spec_lint.semantics import FileContext, TypeTest
+from vllm_spec_lint.model.class_tests import TypeTest
+from vllm_spec_lint.model.facts import excludes
+from vllm_spec_lint.model.hierarchy import Family, short_name
+from vllm_spec_lint.model.semantic_model import SemanticModel
+from vllm_spec_lint.repair.plans import FixPlan
 
 
 @dataclass(frozen=True)
@@ -47,9 +49,9 @@ class Rule(cst.BatchableCSTVisitor):
     VALID: ClassVar[list[Example | str]] = []
     INVALID: ClassVar[list[Example | str]] = []
 
-    def __init__(self, context: FileContext):
+    def __init__(self, model: SemanticModel):
         super().__init__()
-        self.context = context
+        self.model = model
         self.reports: list[Report] = []
 
     def report(
@@ -65,25 +67,27 @@ class Rule(cst.BatchableCSTVisitor):
         self, test: TypeTest, family: Family, missing: list[str]
     ) -> str | None:
         """Why a check that leaves out ``missing`` is fine as written, if it is."""
-        return self.context.narrowing.reason(
+        return self.model.narrowing.reason(
             test.node, test.target, family, missing, test.positive
         )
 
     # Shared by the class-test rules (VSL001, VSL002).
     def missing_companions(self, test: TypeTest, family: Family) -> list[str]:
-        """Companions a test lets through once its chain and earlier elif
-        branches are taken into account."""
-        ctx = self.context
-        missing = set(ctx.hierarchy.uncovered(family, test.named, exact=test.exact))
+        """Companions a test lets through: those it does not cover and that
+        its own decision (its or-chain, earlier elif branches) does not
+        take before or after it."""
+        hierarchy = self.model.hierarchy
+        missing = hierarchy.uncovered(family, test.named, exact=test.exact)
         if missing:
-            for other in (
-                *ctx.chain_alternatives(test),
-                *ctx.earlier_branch_tests(test),
-            ):
-                missing &= set(
-                    ctx.hierarchy.uncovered(family, other.named, exact=other.exact)
-                )
-        return [c for c in family.companions if c in missing]
+            decision = list(
+                self.model.facts.decision(test.node, test.target, test.positive)
+            )
+            missing = [
+                c
+                for c in missing
+                if not any(excludes(f, c, hierarchy) for f in decision)
+            ]
+        return missing
 
 
 def describe(names: list[str]) -> str:

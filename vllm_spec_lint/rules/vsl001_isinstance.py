@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from vllm_spec_lint.families import short_name
-from vllm_spec_lint.rewrite import add_companions
+from vllm_spec_lint.model.hierarchy import short_name
+from vllm_spec_lint.repair.plans import add_companions
 from vllm_spec_lint.rules.base import Example, Rule, describe
 
 
@@ -87,10 +87,10 @@ class IsinstanceLeavesOutCompanion(Rule):
     ]
 
     def visit_Call(self, node: cst.Call) -> None:
-        test = self.context.type_test(node)
+        test = self.model.tests.type_test(node)
         if test is None:
             return
-        for family in self.context.families:
+        for family in self.model.families:
             anchors = [r for r in test.anchor_refs(family) if not r.via_constant]
             if not anchors:
                 continue
@@ -98,7 +98,7 @@ class IsinstanceLeavesOutCompanion(Rule):
             if missing:
                 func = (
                     "issubclass"
-                    if self.context.is_builtin(node.func, "issubclass")
+                    if self.model.names.is_builtin(node.func, "issubclass")
                     else "isinstance"
                 )
                 reason = self.suppression(test, family, missing)
@@ -107,6 +107,6 @@ class IsinstanceLeavesOutCompanion(Rule):
                         ref.node,
                         f"{func}() check against {short_name(family.anchor)} "
                         f"leaves out {describe(missing)}",
-                        add_companions(self.context, ref.node, missing),
+                        add_companions(self.model, ref.node, missing),
                         reason,
                     )

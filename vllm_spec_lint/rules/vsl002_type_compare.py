@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from vllm_spec_lint.families import short_name
-from vllm_spec_lint.rewrite import add_companions, exact_comparison_to_membership
+from vllm_spec_lint.model.hierarchy import short_name
+from vllm_spec_lint.repair.plans import add_companions, exact_comparison_to_membership
 from vllm_spec_lint.rules.base import Example, Rule, describe
 
 
@@ -64,10 +64,10 @@ class ExactTypeLeavesOutCompanion(Rule):
     ]
 
     def visit_Comparison(self, node: cst.Comparison) -> None:
-        test = self.context.type_test(node)
+        test = self.model.tests.type_test(node)
         if test is None or not test.exact:
             return
-        for family in self.context.families:
+        for family in self.model.families:
             anchors = test.anchor_refs(family)
             if not anchors:
                 continue
@@ -91,6 +91,6 @@ class ExactTypeLeavesOutCompanion(Rule):
                 else comparison.comparator
             )
             return exact_comparison_to_membership(
-                self.context, node, type_side, anchor, missing, positive
+                self.model, node, type_side, anchor, missing, positive
             )
-        return add_companions(self.context, anchor, missing, applicability="unsafe")
+        return add_companions(self.model, anchor, missing, applicability="unsafe")

@@ -4,8 +4,8 @@ from collections.abc import Iterator
 
 import libcst as cst
 
-from vllm_spec_lint.families import short_name
-from vllm_spec_lint.rewrite import add_companion_patterns
+from vllm_spec_lint.model.hierarchy import short_name
+from vllm_spec_lint.repair.plans import add_companion_patterns
 from vllm_spec_lint.rules.base import Example, Rule, describe
 
 
@@ -80,21 +80,23 @@ class MatchClassLeavesOutCompanion(Rule):
     ]
 
     def visit_Match(self, node: cst.Match) -> None:
-        ctx = self.context
+        model = self.model
         earlier: set[str] = set()  # classes whose every instance an earlier case took
         for case in node.cases:
-            patterns = [(p, ctx.class_of(p.cls)) for p in class_patterns(case.pattern)]
+            patterns = [
+                (p, model.names.class_of(p.cls)) for p in class_patterns(case.pattern)
+            ]
             named = {cls for _, cls in patterns if cls} | earlier
-            for family in ctx.families:
-                missing = ctx.hierarchy.uncovered(family, named)
+            for family in model.families:
+                missing = model.hierarchy.uncovered(family, named)
                 for pattern, cls in patterns if missing else ():
                     if cls == family.anchor:
                         self.report(
                             pattern.cls,
                             f"case {short_name(family.anchor)}() has no "
                             f"{describe(missing)}() alternative",
-                            add_companion_patterns(ctx, pattern, missing),
-                            ctx.narrowing.reason(
+                            add_companion_patterns(model, pattern, missing),
+                            model.narrowing.reason(
                                 pattern, node.subject, family, missing, positive=False
                             ),
                         )

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from vllm_spec_lint.families import short_name
-from vllm_spec_lint.rewrite import add_companions
+from vllm_spec_lint.model.hierarchy import short_name
+from vllm_spec_lint.repair.plans import add_companions
 from vllm_spec_lint.rules.base import Example, Rule, describe
 
 
@@ -57,10 +57,10 @@ class ConstantLeavesOutCompanion(Rule):
     ]
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
-        parent = self.context.parent(node)
+        parent = self.model.parent(node)
         if not (
             isinstance(parent, cst.Module)
-            or isinstance(self.context.parent(parent), cst.ClassDef)
+            or isinstance(self.model.parent(parent), cst.ClassDef)
         ):
             return
         for small in node.body:
@@ -70,29 +70,29 @@ class ConstantLeavesOutCompanion(Rule):
                 annotation = small.annotation.annotation
                 if not (
                     isinstance(annotation, (cst.Name, cst.Attribute))
-                    and self.context.qualified_names(annotation)
+                    and self.model.names.qualified_names(annotation)
                     & {"typing.TypeAlias", "typing_extensions.TypeAlias"}
                 ):
                     self._check(small.target, small.value)
 
     def _check(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
-        ctx = self.context
+        model = self.model
         if not isinstance(target, cst.Name) or not self._is_class_collection(value):
             return
-        refs = ctx.classinfo_refs(value)
+        refs = model.tests.classinfo_refs(value)
         if not all(isinstance(r.node, (cst.Name, cst.Attribute)) for r in refs):
             return  # not a collection of classes, e.g. (MLAAttentionSpec, 16)
         named = {r.qualname for r in refs if r.qualname}
-        for family in ctx.families:
+        for family in model.families:
             if family.anchor in named:
-                missing = ctx.hierarchy.uncovered(family, named)
+                missing = model.hierarchy.uncovered(family, named)
                 if missing:
                     anchor = next(r.node for r in refs if r.qualname == family.anchor)
                     self.report(
                         target,
                         f"constant {target.value} lists {short_name(family.anchor)} "
                         f"but leaves out {describe(missing)}",
-                        add_companions(ctx, anchor, missing),
+                        add_companions(model, anchor, missing),
                     )
 
     def _is_class_collection(self, value: cst.BaseExpression) -> bool:
@@ -100,6 +100,6 @@ class ConstantLeavesOutCompanion(Rule):
             return True
         if isinstance(value, cst.BinaryOperation):
             return isinstance(value.operator, cst.BitOr)
-        return isinstance(value, cst.Call) and self.context.is_builtin(
+        return isinstance(value, cst.Call) and self.model.names.is_builtin(
             value.func, "frozenset"
         )

@@ -32,9 +32,9 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 
-from vllm_spec_lint.analysis import NEWLINE, split_lines
-from vllm_spec_lint.config import Config
-from vllm_spec_lint.families import ClassHierarchy, absolute_name, short_name
+from vllm_spec_lint.core.settings import Config
+from vllm_spec_lint.model.hierarchy import ClassHierarchy, absolute_name, short_name
+from vllm_spec_lint.model.lines import NEWLINE, split_lines
 
 _TEST_CALLS = {"isinstance", "issubclass"}
 # Names the rules resolve as builtins: a definition that rebinds one matters.

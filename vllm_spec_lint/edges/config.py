@@ -9,54 +9,13 @@ import os
 import re
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 
-from vllm_spec_lint.families import DEFAULT_FAMILIES, Family
+from vllm_spec_lint.core.settings import CODE_RE, Config, ConfigError
+from vllm_spec_lint.model.hierarchy import Family
 
 SECTION = "vllm-spec-lint"
-CODE_RE = re.compile(r"^VSL\d{0,3}$")
-
-
-class ConfigError(Exception):
-    """A configuration value that cannot be used; names the file and key."""
-
-    def __init__(self, source: str, key: str, reason: str):
-        super().__init__(f"{source}: invalid value for '{key}': {reason}")
-        self.source = source
-        self.key = key
-
-
-@dataclass(frozen=True)
-class Config:
-    select: tuple[str, ...] = ("VSL",)
-    ignore: tuple[str, ...] = ()
-    exclude: tuple[str, ...] = ()
-    # --exclude / --extend-exclude: gitignore-style, from the working folder.
-    command_line_exclude: tuple[str, ...] = ()
-    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
-    line_length: int = 88
-    families: tuple[Family, ...] = DEFAULT_FAMILIES
-    strict: bool = False
-    respect_gitignore: bool = True
-    # Larger files that name an anchor are reported, not parsed: CPython's
-    # own parser needs minutes and gigabytes for a 50 MB module.
-    max_file_size_mb: int = 10
-    # Folder that relative patterns (exclude, per-file-ignores) are matched from.
-    root: Path = field(default_factory=Path.cwd, compare=False)
-    source: str = "defaults"
-
-    def is_enabled(self, code: str, ignored: tuple[str, ...] = ()) -> bool:
-        """ruff/flake8 selection: the longest matching prefix decides."""
-        chosen = max(
-            (p for p in self.select if code.startswith(p)), key=len, default=""
-        )
-        dropped = max(
-            (p for p in self.ignore + ignored if code.startswith(p)),
-            key=len,
-            default="",
-        )
-        return bool(chosen) and len(chosen) > len(dropped)
 
 
 def _str_list(source: str, key: str, value, *, codes: bool = False) -> tuple[str, ...]:

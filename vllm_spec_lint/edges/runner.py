@@ -10,24 +10,18 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from vllm_spec_lint.analysis import (
-    PARSE_ERROR_CODE,
-    Finding,
-    analyze_source,
-    might_have_findings,
-    parse_error,
-    wanted,
-)
-from vllm_spec_lint.cache import ClassBasesCache, CleanFiles, ResultCache
-from vllm_spec_lint.config import Config
-from vllm_spec_lint.discovery import iter_python_files, module_name_for
-from vllm_spec_lint.families import ClassHierarchy, read_class_bases
-from vllm_spec_lint.files import (
+from vllm_spec_lint.core.analysis import analyze_source, might_have_findings
+from vllm_spec_lint.core.findings import PARSE_ERROR_CODE, Finding, parse_error, wanted
+from vllm_spec_lint.core.settings import Config
+from vllm_spec_lint.edges.cache import ClassBasesCache, CleanFiles, ResultCache
+from vllm_spec_lint.edges.discovery import iter_python_files, module_name_for
+from vllm_spec_lint.edges.files import (
     WriteRefused,
     decode_source,
     read_source,
     write_atomically,
 )
+from vllm_spec_lint.model.hierarchy import ClassHierarchy, read_class_bases
 
 
 @dataclass
@@ -174,8 +168,8 @@ def _analyze_file(
             text, name, config, hierarchy, module_name=module_name
         )
         return FileResult(name, analysis.findings, suppressed=analysis.suppressed)
-    from vllm_spec_lint.fixes import fix_source
-    from vllm_spec_lint.formatting import RuffRangeFormatter
+    from vllm_spec_lint.core.fixing import fix_source
+    from vllm_spec_lint.repair.formatting import RuffRangeFormatter
 
     outcome = fix_source(
         text,
@@ -210,8 +204,8 @@ def _load_analysis() -> None:
     is still reading files."""
     import libcst  # noqa: F401
 
+    import vllm_spec_lint.model.semantic_model  # noqa: F401
     import vllm_spec_lint.rules  # noqa: F401
-    import vllm_spec_lint.semantics  # noqa: F401
 
 
 class _Analyses:
@@ -296,7 +290,7 @@ def _ruff(fix: bool, warnings: list[str]) -> str | None:
     """The ruff that lays out fixed statements, when fixing."""
     if not fix:
         return None
-    from vllm_spec_lint.formatting import NO_RUFF_WARNING, find_ruff
+    from vllm_spec_lint.repair.formatting import NO_RUFF_WARNING, find_ruff
 
     ruff = find_ruff()
     if ruff is None:

@@ -6,7 +6,7 @@ import json
 import os
 from collections import Counter
 
-from vllm_spec_lint.analysis import Finding, wanted
+from vllm_spec_lint.core.findings import Finding, wanted
 
 
 def _text_line(f: Finding, unsafe: bool) -> str:
@@ -81,7 +81,7 @@ def fixable_codes(results, *, unsafe: bool) -> dict[str, Counter]:
 def format_fixes(codes_by_file: dict[str, Counter], *, applied: bool) -> str:
     """``--show-fixes``: per file, how many findings of each code were (or a
     fix run would be) fixed; as ruff lists them."""
-    from vllm_spec_lint.rule_docs import rule_doc
+    from vllm_spec_lint.faces.rule_docs import rule_doc
 
     total = sum(sum(c.values()) for c in codes_by_file.values())
     if not total:
@@ -195,7 +195,7 @@ def _region(start: tuple[int, int], end: tuple[int, int]) -> dict:
 
 def format_sarif(findings: list[Finding]) -> str:
     from vllm_spec_lint import __version__
-    from vllm_spec_lint.rule_docs import rule_docs
+    from vllm_spec_lint.faces.rule_docs import rule_docs
 
     docs = rule_docs()
     index = {d.code: i for i, d in enumerate(docs)}

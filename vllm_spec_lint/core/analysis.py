@@ -13,72 +13,21 @@ import fnmatch
 import functools
 import gc
 import os
-import re
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import PurePath
 
-from vllm_spec_lint import noqa
-from vllm_spec_lint.config import Config
-from vllm_spec_lint.families import ClassHierarchy, short_name
-
-PARSE_ERROR_CODE = "VSL900"
-
-
-@dataclass(frozen=True)
-class Edit:
-    """Replace the text between two 1-based (row, column) positions."""
-
-    content: str
-    location: tuple[int, int]
-    end_location: tuple[int, int]
-
-
-@dataclass(frozen=True)
-class Fix:
-    applicability: str
-    message: str
-    edits: tuple[Edit, ...]
-
-
-@dataclass(frozen=True)
-class Finding:
-    code: str
-    message: str
-    path: str
-    location: tuple[int, int]  # 1-based row and column
-    end_location: tuple[int, int]
-    fix: Fix | None = None
-    # The reported line's source, for baselines.
-    line_text: str = field(default="", compare=False)
-    # Why the default mode leaves it out (set on findings strict mode adds).
-    suppressed_by: str | None = None
-
-
-@dataclass
-class FileAnalysis:
-    """What analysing one file gave."""
-
-    path: str
-    findings: list[Finding]
-    # Sites the default mode does not report, each with its reason.
-    suppressed: list[Finding] = field(default_factory=list)
-
-
-def wanted(finding: Finding, unsafe: bool) -> bool:
-    """Whether a fix run applies this finding's fix."""
-    return finding.fix is not None and (unsafe or finding.fix.applicability == "safe")
-
-
-# Line breaks as Python counts them.
-NEWLINE = re.compile(r"\r\n|\r|\n")
-
-
-def split_lines(text: str) -> list[str]:
-    """Lines as Python counts them (``str.splitlines`` also splits on form
-    feeds and other separators, which would shift row numbers)."""
-    return NEWLINE.split(text)
+from vllm_spec_lint.core import noqa
+from vllm_spec_lint.core.findings import (
+    PARSE_ERROR_CODE,
+    FileAnalysis,
+    Finding,
+    parse_error,
+)
+from vllm_spec_lint.core.settings import Config
+from vllm_spec_lint.model.hierarchy import ClassHierarchy, short_name
+from vllm_spec_lint.model.lines import split_lines
 
 
 def might_have_findings(source: bytes, config: Config) -> bool:
@@ -90,10 +39,6 @@ def might_have_findings(source: bytes, config: Config) -> bool:
 @functools.cache
 def _anchor_names(families: tuple) -> tuple[bytes, ...]:
     return tuple(short_name(f.anchor).encode() for f in families)
-
-
-def parse_error(path: str, message: str, row: int = 1, column: int = 1) -> Finding:
-    return Finding(PARSE_ERROR_CODE, message, path, (row, column), (row, column))
 
 
 def _ignored_for_path(path: str, config: Config) -> tuple[str, ...]:
@@ -137,7 +82,7 @@ def _visit(module, visitors) -> None:
     """Call each rule's ``visit_<Node>`` methods on every node, parents
     first. Our own walk (scopes.walk) rather than libcst's visitor machinery,
     which rebuilds every node it passes; rules never prune the walk."""
-    from vllm_spec_lint.scopes import walk
+    from vllm_spec_lint.model.syntax import walk
 
     handlers: dict[type, list] = {}
     for node in walk(module):
@@ -190,7 +135,7 @@ def _analyze_source(
 ) -> FileAnalysis:
     import ast
 
-    from vllm_spec_lint.slicing import Screen, relevant_source
+    from vllm_spec_lint.core.slicing import Screen, relevant_source
 
     hierarchy = hierarchy or ClassHierarchy.default()
     ignored = _ignored_for_path(path, config)
@@ -211,8 +156,8 @@ def _analyze_source(
 
     import libcst as cst
 
+    from vllm_spec_lint.model.semantic_model import SemanticModel
     from vllm_spec_lint.rules import ALL_RULES
-    from vllm_spec_lint.semantics import FileContext
 
     rules = [r for r in ALL_RULES if config.is_enabled(r.CODE, ignored)]
     try:
@@ -228,27 +173,27 @@ def _analyze_source(
     if not rules:
         return FileAnalysis(path, [])
     try:
-        context = FileContext(
+        model = SemanticModel(
             module,
             relevant.text,
-            config=config,
+            families=config.families,
             hierarchy=hierarchy,
             module_name=module_name,
             rows=relevant.rows,
         )
-        visitors = [rule(context) for rule in rules]
+        visitors = [rule(model) for rule in rules]
         _visit(module, visitors)
     except RecursionError:
         error = parse_error(path, "cannot analyse: nested too deeply")
         return FileAnalysis(path, [error] if report_errors else [])
 
-    from vllm_spec_lint.fixes import fix_from_plan
+    from vllm_spec_lint.repair.edits import fix_from_plan
 
     lines = split_lines(source)
     findings, suppressed = [], []
     for visitor in visitors:
         for report in visitor.reports:
-            start, end = context.span(report.node)
+            start, end = model.span(report.node)
             row = start[0]
             if (
                 apply_noqa
@@ -256,7 +201,7 @@ def _analyze_source(
                 and noqa.is_suppressed(lines[row - 1], report.code)
             ):
                 continue
-            fix = fix_from_plan(context, report.fix) if report.fix else None
+            fix = fix_from_plan(model, report.fix) if report.fix else None
             if report.suppressed_by and fix is not None:
                 # The author chose this code: changing it is never safe.
                 fix = replace(fix, applicability="unsafe")

@@ -16,7 +16,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from vllm_spec_lint import __version__
-from vllm_spec_lint.config import CODE_RE, Config, ConfigError, load_config
+from vllm_spec_lint.core.settings import CODE_RE, Config, ConfigError
+from vllm_spec_lint.edges.config import load_config
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -295,7 +296,7 @@ class _Output:
 def _diff(path: str, original: bytes, fixed: bytes) -> str:
     import difflib
 
-    from vllm_spec_lint.files import decode_source
+    from vllm_spec_lint.edges.files import decode_source
 
     before, _ = decode_source(original)
     after, _ = decode_source(fixed)
@@ -329,7 +330,7 @@ def _run(
 ):
     """The runner with the command line's selection options, over the paths
     or over ``stdin``'s bytes; prints warnings."""
-    from vllm_spec_lint import runner
+    from vllm_spec_lint.edges import runner
 
     if stdin is not None:
         result = runner.run_source(
@@ -362,7 +363,7 @@ def _run(
 
 # pragma: no mutate start
 def _format_findings(args: argparse.Namespace, findings, *, unsafe: bool) -> str:
-    from vllm_spec_lint import report
+    from vllm_spec_lint.faces import report
 
     if getattr(args, "statistics", False):
         return report.format_statistics(findings)
@@ -380,7 +381,7 @@ def _format_findings(args: argparse.Namespace, findings, *, unsafe: bool) -> str
 
 # pragma: no mutate start
 def _show_files(args: argparse.Namespace, config: Config) -> int:
-    from vllm_spec_lint.discovery import iter_python_files
+    from vllm_spec_lint.edges.discovery import iter_python_files
 
     files = iter_python_files(
         args.paths or [Path(".")],
@@ -401,14 +402,14 @@ def command_check(args: argparse.Namespace, config: Config) -> int:
         return _show_files(args, config)
     if args.fix or args.diff:
         return command_fix(args, config)
-    from vllm_spec_lint import report
+    from vllm_spec_lint.faces import report
 
     out = _Output(args)
     stdin = sys.stdin.buffer.read() if _reads_stdin(args) else None
     checked = _run(args, config, out, stdin)
     findings = checked.findings
     if args.write_baseline or args.baseline:
-        from vllm_spec_lint import baseline
+        from vllm_spec_lint.faces import baseline
     if args.write_baseline:
         count = baseline.write_baseline(args.write_baseline, findings)
         print(
@@ -455,7 +456,7 @@ def _with_findings(results, findings):
 
 
 def command_fix(args: argparse.Namespace, config: Config) -> int:
-    from vllm_spec_lint import report
+    from vllm_spec_lint.faces import report
 
     stdin = sys.stdin.buffer.read() if _reads_stdin(args) else None
     # Fixing standard input: the source (or diff) goes to stdout, the report
@@ -527,7 +528,7 @@ def _progress(done: int, total: int) -> None:
 def command_codemod(args: argparse.Namespace, config: Config) -> int:
     if args.name == "nixl-mla-region":
         return _codemod_nixl(args)
-    from vllm_spec_lint.runner import run
+    from vllm_spec_lint.edges.runner import run
 
     result = run(
         args.paths,
@@ -554,13 +555,13 @@ def command_codemod(args: argparse.Namespace, config: Config) -> int:
 
 
 def _codemod_nixl(args: argparse.Namespace) -> int:
-    from vllm_spec_lint.codemods import NIXL_WORKER, nixl_mla_region
-    from vllm_spec_lint.files import (
+    from vllm_spec_lint.edges.files import (
         WriteRefused,
         decode_source,
         read_source,
         write_atomically,
     )
+    from vllm_spec_lint.faces.codemods import NIXL_WORKER, nixl_mla_region
 
     status = EXIT_CLEAN
     for root in args.paths:
@@ -594,7 +595,7 @@ def _codemod_nixl(args: argparse.Namespace) -> int:
 
 # pragma: no mutate start
 def command_rules(args: argparse.Namespace, config: Config) -> int:
-    from vllm_spec_lint.rule_docs import markdown_table, rule_docs
+    from vllm_spec_lint.faces.rule_docs import markdown_table, rule_docs
 
     if args.format == "markdown":
         sys.stdout.write(markdown_table())
@@ -608,7 +609,7 @@ def command_rules(args: argparse.Namespace, config: Config) -> int:
 
 
 def command_explain(args: argparse.Namespace, config: Config) -> int:
-    from vllm_spec_lint.rule_docs import rule_doc
+    from vllm_spec_lint.faces.rule_docs import rule_doc
 
     doc = rule_doc(args.code)
     if doc is None:
@@ -620,9 +621,9 @@ def command_explain(args: argparse.Namespace, config: Config) -> int:
 
 # pragma: no mutate start
 def command_families(args: argparse.Namespace, config: Config) -> int:
-    from vllm_spec_lint.discovery import iter_python_files
-    from vllm_spec_lint.families import short_name
-    from vllm_spec_lint.runner import load_hierarchy
+    from vllm_spec_lint.edges.discovery import iter_python_files
+    from vllm_spec_lint.edges.runner import load_hierarchy
+    from vllm_spec_lint.model.hierarchy import short_name
 
     warnings: list[str] = []
     files = [f for f in iter_python_files(args.paths, config)]

@@ -18,7 +18,7 @@ def find_ruff() -> str | None:
 
 
 def _row_col(text: str, offset: int) -> tuple[int, int]:
-    from vllm_spec_lint.fixes import line_starts
+    from vllm_spec_lint.repair.text import line_starts
 
     starts = line_starts(text)
     row = max(i for i, s in enumerate(starts) if s <= offset)

@@ -3,7 +3,7 @@
     python -m libcst.tool codemod --no-format codemods.AddSlidingWindowMLA PATH
     python -m libcst.tool codemod --no-format codemods.NixlMlaRegion PATH
 
-(with ``modules: ['vllm_spec_lint']`` in ``.libcst.codemod.yaml``). Both faces
+(with ``modules: ['vllm_spec_lint.faces']`` in ``.libcst.codemod.yaml``). Both faces
 call the same fix engine as ``vllm-spec-lint fix``; ``--no-format`` because the
 codemods lay out what they change themselves, with ruff's range formatting,
 and nothing else in the file may move.
@@ -19,18 +19,19 @@ import libcst as cst
 from libcst.codemod import CodemodCommand, SkipFile
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from vllm_spec_lint.config import Config, load_config
-from vllm_spec_lint.families import ClassHierarchy
-from vllm_spec_lint.fixes import fix_source
-from vllm_spec_lint.formatting import formatter_for
-from vllm_spec_lint.semantics import code_of
+from vllm_spec_lint.core.fixing import fix_source
+from vllm_spec_lint.core.settings import Config
+from vllm_spec_lint.edges.config import load_config
+from vllm_spec_lint.model.hierarchy import ClassHierarchy
+from vllm_spec_lint.model.syntax import code_of
+from vllm_spec_lint.repair.formatting import formatter_for
 
 NIXL_WORKER = "vllm/distributed/kv_transfer/kv_connector/v1/nixl/base_worker.py"
 
 
 @functools.cache
 def _settings_for(folder: Path) -> tuple[Config, ClassHierarchy]:
-    from vllm_spec_lint.runner import load_hierarchy
+    from vllm_spec_lint.edges.runner import load_hierarchy
 
     config = load_config(folder)
     return config, load_hierarchy([folder], [], config, [])
@@ -39,7 +40,7 @@ def _settings_for(folder: Path) -> tuple[Config, ClassHierarchy]:
 def _fix_text(text: str, filename: str | None, select=lambda f: True):
     path = Path(filename) if filename else Path("<module>")
     config, hierarchy = _settings_for(path.absolute().parent)
-    from vllm_spec_lint.discovery import module_name_for
+    from vllm_spec_lint.edges.discovery import module_name_for
 
     return fix_source(
         text,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import inspect
 from dataclasses import dataclass
 
-from vllm_spec_lint.analysis import PARSE_ERROR_CODE
+from vllm_spec_lint.core.findings import PARSE_ERROR_CODE
 
 
 @dataclass(frozen=True)

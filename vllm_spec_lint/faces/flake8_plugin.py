@@ -1,7 +1,7 @@
 """flake8 face: a thin adapter over the analysis core.
 
 flake8 does selection, ``# noqa`` and per-file-ignores itself; this reports
-what :func:`vllm_spec_lint.analysis.analyze_source` finds, with the same
+what :func:`vllm_spec_lint.core.analysis.analyze_source` finds, with the same
 codes and positions as ``vllm-spec-lint check``. Files that never name an
 anchor class cost one substring search: libcst is not even imported.
 """
@@ -15,13 +15,14 @@ from dataclasses import replace
 from pathlib import Path
 
 from vllm_spec_lint import __version__
-from vllm_spec_lint.analysis import might_have_findings
-from vllm_spec_lint.config import Config, ConfigError, parse_settings
+from vllm_spec_lint.core.analysis import might_have_findings
+from vllm_spec_lint.core.settings import Config, ConfigError
+from vllm_spec_lint.edges.config import parse_settings
 
 
 @functools.cache
 def _hierarchy_near(folder: Path, config: Config):
-    from vllm_spec_lint.runner import load_hierarchy
+    from vllm_spec_lint.edges.runner import load_hierarchy
 
     return load_hierarchy([folder], [], config, [])
 
@@ -75,8 +76,8 @@ class Flake8Plugin:
             source.encode("utf-8", "surrogatepass"), self.config
         ):
             return
-        from vllm_spec_lint.analysis import analyze_source
-        from vllm_spec_lint.discovery import module_name_for
+        from vllm_spec_lint.core.analysis import analyze_source
+        from vllm_spec_lint.edges.discovery import module_name_for
 
         path = Path(self.filename)
         hierarchy = _hierarchy_near(path.absolute().parent, self.config)

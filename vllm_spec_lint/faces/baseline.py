@@ -14,7 +14,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from vllm_spec_lint.analysis import Finding
+from vllm_spec_lint.core.findings import Finding
 
 FORMAT_VERSION = 1
 

@@ -18,9 +18,10 @@ from dataclasses import asdict
 from pathlib import Path
 
 from vllm_spec_lint import __version__
-from vllm_spec_lint.analysis import Edit, Finding, Fix
-from vllm_spec_lint.config import Config
-from vllm_spec_lint.families import ClassHierarchy, read_class_bases
+from vllm_spec_lint.core.findings import Finding
+from vllm_spec_lint.core.settings import Config
+from vllm_spec_lint.model.hierarchy import ClassHierarchy, read_class_bases
+from vllm_spec_lint.repair.text import Edit, Fix
 
 CACHE_DIR = ".vllm_spec_lint_cache"
 

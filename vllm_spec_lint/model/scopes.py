@@ -22,86 +22,10 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from vllm_spec_lint.model.syntax import child_nodes
+
 _BUILTINS = frozenset(dir(builtins))
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
-# Fields that hold only whitespace, comments and punctuation: most of a
-# libcst tree, and nothing the rules look at (parentheses are kept: fixes
-# replace an expression with its own parentheses).
-_LAYOUT_FIELDS = frozenset(
-    {
-        "comma", "colon", "dot", "equal", "semicolon", "operator",
-        "leading_lines", "trailing_whitespace", "lines_after_decorators",
-        "header", "footer", "newline", "empty_lines", "lbrace", "rbrace",
-        "lbracket", "rbracket", "first_colon", "second_colon", "posonly_ind",
-    }
-)  # fmt: skip
-# Field orders that differ from the source order (libcst declares these
-# fields in another order): walks visit code as it reads.
-_SOURCE_ORDER = {
-    cst.IfExp: ("body", "test", "orelse"),
-    cst.FunctionDef: ("decorators", "name", "params", "returns", "body"),
-    cst.ClassDef: ("decorators", "name", "bases", "keywords", "body"),
-    cst.MatchCase: ("pattern", "guard", "body"),
-    cst.ExceptHandler: ("type", "name", "body"),
-    cst.Arg: ("keyword", "value"),
-    cst.ImportFrom: ("relative", "module", "lpar", "names", "rpar"),
-    cst.Parameters: (
-        "posonly_params", "params", "star_arg", "kwonly_params", "star_kwarg"
-    ),
-}  # fmt: skip
-_FIELDS: dict[type, tuple[str, ...]] = {}
-
-
-def child_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    """Direct children that are code (not layout), in source order."""
-    kind = type(node)
-    names = _FIELDS.get(kind)
-    if names is None:
-        fields = [
-            name
-            for name in kind.__dataclass_fields__
-            if name not in _LAYOUT_FIELDS and not name.startswith("whitespace")
-        ]
-        order = _SOURCE_ORDER.get(kind)
-        if order is None:  # parentheses around the rest
-            order = [f for f in ("lpar",) if f in fields]
-            order += [f for f in fields if f not in ("lpar", "rpar")]
-            order += [f for f in ("rpar",) if f in fields]
-        names = _FIELDS[kind] = (*order, *(f for f in fields if f not in order))
-    for name in names:
-        value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
-            yield value
-        elif isinstance(value, (tuple, list)):
-            for item in value:
-                if isinstance(item, cst.CSTNode):
-                    yield item
-
-
-def walk(node: cst.CSTNode, prune: tuple[type, ...] = ()) -> Iterator[cst.CSTNode]:
-    """``node`` and its code descendants, parents first, in source order;
-    the children of ``prune`` types are left out. Several times faster than
-    a libcst visitor, which rebuilds every node it passes."""
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        if not isinstance(current, prune):
-            stack.extend(reversed(list(child_nodes(current))))
-
-
-def parent_map(module: cst.Module) -> dict[cst.CSTNode, cst.CSTNode]:
-    """Each code node's parent (layout nodes left out). libcst's
-    ParentNodeProvider visits every node's children twice over and costs
-    several times more."""
-    parents: dict[cst.CSTNode, cst.CSTNode] = {}
-    stack: list[cst.CSTNode] = [module]
-    while stack:
-        node = stack.pop()
-        for child in child_nodes(node):
-            parents[child] = node
-            stack.append(child)
-    return parents
 
 
 @dataclass(frozen=True)

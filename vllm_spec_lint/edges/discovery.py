@@ -8,7 +8,7 @@ import stat
 from collections.abc import Iterator
 from pathlib import Path
 
-from vllm_spec_lint.config import Config
+from vllm_spec_lint.core.settings import Config
 
 # As ruff's defaults, plus our own cache.
 DEFAULT_EXCLUDES = (

@@ -12,8 +12,9 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from vllm_spec_lint.families import short_name
-from vllm_spec_lint.semantics import FileContext, code_of, unparenthesized
+from vllm_spec_lint.model.hierarchy import short_name
+from vllm_spec_lint.model.semantic_model import SemanticModel
+from vllm_spec_lint.model.syntax import code_of, unparenthesized
 
 
 @dataclass(frozen=True)
@@ -48,7 +49,7 @@ def _has_newline(node: cst.CSTNode) -> bool:
 
 
 def _companion_expressions(
-    ctx: FileContext, anchor: cst.BaseExpression, companions: list[str]
+    model: SemanticModel, anchor: cst.BaseExpression, companions: list[str]
 ) -> tuple[list[cst.BaseExpression], tuple[str, ...]] | None:
     """How to name each companion next to ``anchor``, and which need an import.
 
@@ -62,12 +63,12 @@ def _companion_expressions(
         ], ()
     expressions, imports = [], []
     for companion in companions:
-        bound = ctx.bound_name(anchor, companion)
+        bound = model.names.bound_name(anchor, companion)
         if bound is not None:
             expressions.append(cst.Name(bound))
             continue
         name = short_name(companion)
-        if ctx.name_is_taken(anchor, name):
+        if model.names.name_is_taken(anchor, name):
             return None
         expressions.append(cst.Name(name))
         imports.append(companion)
@@ -232,7 +233,7 @@ def with_imported_names(statement: cst.ImportFrom, names: list[str]) -> cst.Impo
 
 
 def add_companions(
-    ctx: FileContext,
+    model: SemanticModel,
     anchor: cst.BaseExpression,
     companions: list[str],
     *,
@@ -241,14 +242,14 @@ def add_companions(
     """Add ``companions`` right after the ``anchor`` reference in a class
     collection: the bare classinfo becomes a tuple, a tuple or list gets new
     elements, a union gets ``| Companion``."""
-    named = _companion_expressions(ctx, anchor, companions)
+    named = _companion_expressions(model, anchor, companions)
     if named is None:
         return None
     values, imports = named
     message = f"Add {', '.join(short_name(c) for c in companions)}"
-    parent = ctx.parent(anchor)
+    parent = model.parent(anchor)
     if isinstance(parent, cst.Element):
-        container = ctx.parent(parent)
+        container = model.parent(parent)
         if isinstance(container, (cst.Tuple, cst.List, cst.Set)):
             replacement = _insert_after(container, parent, values)
             return FixPlan(
@@ -269,7 +270,7 @@ def add_companions(
 
 
 def exact_comparison_to_membership(
-    ctx: FileContext,
+    model: SemanticModel,
     comparison: cst.Comparison,
     type_side: cst.BaseExpression,
     anchor: cst.BaseExpression,
@@ -277,7 +278,7 @@ def exact_comparison_to_membership(
     positive: bool,
 ) -> FixPlan | None:
     """``type(x) is A`` -> ``type(x) in (A, C)``; ``is not``/``!=`` -> ``not in``."""
-    named = _companion_expressions(ctx, anchor, companions)
+    named = _companion_expressions(model, anchor, companions)
     if named is None:
         return None
     values, imports = named
@@ -295,12 +296,12 @@ def exact_comparison_to_membership(
 
 
 def add_companion_patterns(
-    ctx: FileContext, pattern: cst.MatchClass, companions: list[str]
+    model: SemanticModel, pattern: cst.MatchClass, companions: list[str]
 ) -> FixPlan | None:
     """``case A():`` -> ``case A() | C():``, for patterns without sub-patterns."""
     if pattern.patterns or pattern.kwds:
         return None
-    named = _companion_expressions(ctx, pattern.cls, companions)
+    named = _companion_expressions(model, pattern.cls, companions)
     if named is None:
         return None
     values, imports = named

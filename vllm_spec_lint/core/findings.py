@@ -1,0 +1,42 @@
+"""What analysing a file gives: findings, each with its fix (repair/edits.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from vllm_spec_lint.repair.text import Fix
+
+PARSE_ERROR_CODE = "VSL900"
+
+
+@dataclass(frozen=True)
+class Finding:
+    code: str
+    message: str
+    path: str
+    location: tuple[int, int]  # 1-based row and column
+    end_location: tuple[int, int]
+    fix: Fix | None = None
+    # The reported line's source, for baselines.
+    line_text: str = field(default="", compare=False)
+    # Why the default mode leaves it out (set on findings strict mode adds).
+    suppressed_by: str | None = None
+
+
+@dataclass
+class FileAnalysis:
+    """What analysing one file gave."""
+
+    path: str
+    findings: list[Finding]
+    # Sites the default mode does not report, each with its reason.
+    suppressed: list[Finding] = field(default_factory=list)
+
+
+def wanted(finding: Finding, unsafe: bool) -> bool:
+    """Whether a fix run applies this finding's fix."""
+    return finding.fix is not None and (unsafe or finding.fix.applicability == "safe")
+
+
+def parse_error(path: str, message: str, row: int = 1, column: int = 1) -> Finding:
+    return Finding(PARSE_ERROR_CODE, message, path, (row, column), (row, column))

@@ -1,0 +1,83 @@
+"""The semantic model of one parsed file, which every rule queries.
+
+It is built once per file and composed of parts that each answer one kind
+of question: ``scopes`` (which binding a name is), ``names`` (which spec
+class an expression names), ``tests`` (which expressions test a value's
+class), ``facts`` (what is known about a value at a point) and
+``narrowing`` (why a check the rules would report is fine as written).
+Rules only ask; nothing here knows about rules, findings or fixes.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+import libcst as cst
+
+from vllm_spec_lint.model.class_tests import ClassTests
+from vllm_spec_lint.model.hierarchy import ClassHierarchy, Family
+from vllm_spec_lint.model.names import Names
+from vllm_spec_lint.model.positions import StatementPositions
+from vllm_spec_lint.model.scopes import Scopes
+from vllm_spec_lint.model.syntax import parent_map
+
+
+class SemanticModel:
+    def __init__(
+        self,
+        module: cst.Module,
+        text: str,
+        *,
+        families: tuple[Family, ...],
+        hierarchy: ClassHierarchy,
+        module_name: str | None = None,
+        rows: list[int] | None = None,
+    ):
+        self.module = module
+        self.families = families
+        self.hierarchy = hierarchy
+        self.module_name = module_name
+        # Original row of each row of the parsed (sliced) source.
+        self._rows = rows
+        self._parents = parent_map(module)
+        self.scopes = Scopes(module, self._parents)
+        self.positions = StatementPositions(module, self._parents, text)
+        self.names = Names(
+            module,
+            self.scopes,
+            families=families,
+            hierarchy=hierarchy,
+            module_name=module_name,
+        )
+        self.tests = ClassTests(self.names)
+
+    @cached_property
+    def facts(self):
+        from vllm_spec_lint.model.facts import Facts
+
+        return Facts(self)
+
+    @cached_property
+    def narrowing(self):
+        from vllm_spec_lint.model.narrowing import Narrowing
+
+        return Narrowing(self)
+
+    def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        return self._parents.get(node)
+
+    # -- positions in the real file ------------------------------------------
+
+    def span(self, node: cst.CSTNode) -> tuple[tuple[int, int], tuple[int, int]]:
+        """1-based (row, column) start and end of ``node`` in the real file."""
+        position = self.positions[node]
+        return (
+            (self.row(position.start.line), position.start.column + 1),
+            (self.row(position.end.line), position.end.column + 1),
+        )
+
+    def row(self, parsed_row: int) -> int:
+        return self._rows[parsed_row - 1] if self._rows else parsed_row
+
+    def line(self, node: cst.CSTNode) -> int:
+        return self.row(self.positions[node].start.line)

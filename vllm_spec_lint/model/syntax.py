@@ -1,0 +1,117 @@
+"""Syntax helpers every layer above uses: walking libcst trees in source
+order, parents, an expression's code."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import libcst as cst
+
+_EMPTY_MODULE = cst.Module([])
+_WHITESPACE = re.compile(r"\s+")
+
+# Fields that hold only whitespace, comments and punctuation: most of a
+# libcst tree, and nothing the rules look at (parentheses are kept: fixes
+# replace an expression with its own parentheses).
+_LAYOUT_FIELDS = frozenset(
+    {
+        "comma", "colon", "dot", "equal", "semicolon", "operator",
+        "leading_lines", "trailing_whitespace", "lines_after_decorators",
+        "header", "footer", "newline", "empty_lines", "lbrace", "rbrace",
+        "lbracket", "rbracket", "first_colon", "second_colon", "posonly_ind",
+    }
+)  # fmt: skip
+# Field orders that differ from the source order (libcst declares these
+# fields in another order): walks visit code as it reads.
+_SOURCE_ORDER = {
+    cst.IfExp: ("body", "test", "orelse"),
+    cst.FunctionDef: ("decorators", "name", "params", "returns", "body"),
+    cst.ClassDef: ("decorators", "name", "bases", "keywords", "body"),
+    cst.MatchCase: ("pattern", "guard", "body"),
+    cst.ExceptHandler: ("type", "name", "body"),
+    cst.Arg: ("keyword", "value"),
+    cst.ImportFrom: ("relative", "module", "lpar", "names", "rpar"),
+    cst.Parameters: (
+        "posonly_params", "params", "star_arg", "kwonly_params", "star_kwarg"
+    ),
+}  # fmt: skip
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def child_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """Direct children that are code (not layout), in source order."""
+    kind = type(node)
+    names = _FIELDS.get(kind)
+    if names is None:
+        fields = [
+            name
+            for name in kind.__dataclass_fields__
+            if name not in _LAYOUT_FIELDS and not name.startswith("whitespace")
+        ]
+        order = _SOURCE_ORDER.get(kind)
+        if order is None:  # parentheses around the rest
+            order = [f for f in ("lpar",) if f in fields]
+            order += [f for f in fields if f not in ("lpar", "rpar")]
+            order += [f for f in ("rpar",) if f in fields]
+        names = _FIELDS[kind] = (*order, *(f for f in fields if f not in order))
+    for name in names:
+        value = getattr(node, name)
+        if isinstance(value, cst.CSTNode):
+            yield value
+        elif isinstance(value, (tuple, list)):
+            for item in value:
+                if isinstance(item, cst.CSTNode):
+                    yield item
+
+
+def walk(node: cst.CSTNode, prune: tuple[type, ...] = ()) -> Iterator[cst.CSTNode]:
+    """``node`` and its code descendants, parents first, in source order;
+    the children of ``prune`` types are left out. Several times faster than
+    a libcst visitor, which rebuilds every node it passes."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        if not isinstance(current, prune):
+            stack.extend(reversed(list(child_nodes(current))))
+
+
+def parent_map(module: cst.Module) -> dict[cst.CSTNode, cst.CSTNode]:
+    """Each code node's parent (layout nodes left out). libcst's
+    ParentNodeProvider visits every node's children twice over and costs
+    several times more."""
+    parents: dict[cst.CSTNode, cst.CSTNode] = {}
+    stack: list[cst.CSTNode] = [module]
+    while stack:
+        node = stack.pop()
+        for child in child_nodes(node):
+            parents[child] = node
+            stack.append(child)
+    return parents
+
+
+def code_of(node: cst.CSTNode) -> str:
+    return _EMPTY_MODULE.code_for_node(node)
+
+
+def unparenthesized(expr: cst.BaseExpression) -> cst.BaseExpression:
+    return expr.with_changes(lpar=(), rpar=()) if expr.lpar else expr
+
+
+def target_key(expr: cst.BaseExpression) -> str | None:
+    """A key equal for structurally equal targets (``s``, ``self.spec``,
+    ``specs[i]``); None for anything whose value could differ between two
+    evaluations (calls and the like)."""
+    if isinstance(expr, cst.Name):
+        return expr.value
+    if isinstance(expr, cst.Attribute):
+        base = target_key(expr.value)
+        return None if base is None else f"{base}.{expr.attr.value}"
+    if isinstance(expr, cst.Subscript):
+        base = target_key(expr.value)
+        if base is None:
+            return None
+        index = ",".join(code_of(element.slice) for element in expr.slice)
+        return f"{base}[{_WHITESPACE.sub('', index)}]"
+    return None
