@@ -974,3 +974,12 @@ def test_an_append_outside_any_test_keeps_nothing_known():
         return any(isinstance(s, MLAAttentionSpec) for s in full)
     """
     assert reported(body) == [7]
+
+
+def test_a_shadowed_filter_says_nothing_of_the_elements():
+    body = """\
+    def f(specs: list[KVCacheSpec], filter) -> bool:
+        full = list(filter(lambda s: isinstance(s, FullAttentionSpec), specs))
+        return isinstance(full[0], MLAAttentionSpec)
+    """
+    assert reported(body) == [3]

@@ -100,28 +100,6 @@ class _Subject:
         return fact.key == self.value
 
 
-def subject_of(expr: cst.BaseExpression) -> _Subject:
-    """The subject a check's target names: ``s``, ``self.spec``, an element
-    ``xs[i]`` (also a fact about the collection's indexable elements,
-    ``xs[]``), or ``next(iter(xs))``."""
-    value = target_key(expr)
-    collection = None
-    if isinstance(expr, cst.Subscript):
-        base = target_key(expr.value)
-        collection = None if base is None else base + "[]"
-    elif isinstance(expr, cst.Call) and _is_call_of(expr, "next") and expr.args:
-        inner = expr.args[0].value
-        if isinstance(inner, cst.Call) and _is_call_of(inner, "iter") and inner.args:
-            iterable = inner.args[0].value
-            collection = collection_key(iterable, cst.Name("_"))
-    return _Subject(value, collection)
-
-
-def _is_call_of(call: cst.Call, name: str) -> bool:
-    # Builtins by name: the forms are a convention, not a proof of identity.
-    return isinstance(call.func, cst.Name) and call.func.value == name
-
-
 class Facts:
     """The fact walker for one file's semantic model."""
 
@@ -137,13 +115,33 @@ class Facts:
         decision."""
         if target is None:
             return iter(())
-        subject = subject_of(target)
+        subject = self.subject_of(target)
         if subject.value is None and subject.collection is None:
             return iter(())
         return self._climb(node, subject, positive, depth=0)
 
     def decision(self, node: cst.CSTNode, target, positive=True) -> Iterator[Fact]:
         return (f for f in self.about(node, target, positive) if f.decision)
+
+    def subject_of(self, expr: cst.BaseExpression) -> _Subject:
+        """The subject a check's target names: ``s``, ``self.spec``, an
+        element ``xs[i]`` (also one of the collection's indexable elements,
+        ``xs[]``), or ``next(iter(xs))``."""
+        value = target_key(expr)
+        collection = None
+        if isinstance(expr, cst.Subscript):
+            base = target_key(expr.value)
+            collection = None if base is None else base + "[]"
+        elif self._calls(expr, "next") and expr.args:
+            inner = expr.args[0].value
+            if self._calls(inner, "iter") and inner.args:
+                collection = collection_key(inner.args[0].value)
+        return _Subject(value, collection)
+
+    def _calls(self, expr: cst.BaseExpression, builtin: str) -> bool:
+        return isinstance(expr, cst.Call) and self.model.names.is_builtin(
+            expr.func, builtin
+        )
 
     # -- the walk -------------------------------------------------------------
 
@@ -174,17 +172,16 @@ class Facts:
                             yield fact
             else:
                 in_chain = False
-            if not isinstance(parent, cst.If):
-                pass
-            elif child is parent.test:
-                in_branch_test = True
-            else:
-                holds = child is parent.body
-                in_branch_test &= isinstance(child, cst.If)  # an elif
-                for fact in self._from(parent.test, holds):
-                    if subject.matches(fact):
-                        yield _tagged(fact, in_branch_test)
-            if isinstance(parent, cst.IfExp) and child is not parent.test:
+            if isinstance(parent, cst.If):
+                if child is parent.test:
+                    in_branch_test = True
+                else:
+                    holds = child is parent.body
+                    in_branch_test &= isinstance(child, cst.If)  # an elif
+                    for fact in self._from(parent.test, holds):
+                        if subject.matches(fact):
+                            yield _tagged(fact, in_branch_test)
+            elif isinstance(parent, cst.IfExp) and child is not parent.test:
                 holds = child is parent.body
                 yield from _matching(self._from(parent.test, holds), subject)
             elif isinstance(parent, cst.CompFor):
@@ -236,7 +233,7 @@ class Facts:
                 return self._collection_assigned(subject, value, depth)
             if hits_value and name == subject.value:
                 # ``t = <expr>``: facts about what ``t`` was assigned.
-                followed = subject_of(value)
+                followed = self.subject_of(value)
                 if followed.value is None and followed.collection is None:
                     return [], None
                 return [], followed
@@ -273,17 +270,13 @@ class Facts:
         if depth >= _MAX_DEPTH:
             return None
         kind = collection[len(_root(collection)) :]  # "", ".values()" or "[]"
-        if isinstance(value, cst.Call) and _is_call_of(value, "filter"):
-            return self._filtered(value, collection)
         if (
-            isinstance(value, cst.Call)
-            and isinstance(value.func, cst.Name)
-            and value.func.value in _SEQUENCE_OF
+            any(self._calls(value, name) for name in _SEQUENCE_OF)
             and len(value.args) == 1
-            and isinstance(value.args[0].value, cst.Call)
-            and _is_call_of(value.args[0].value, "filter")
         ):
-            return self._filtered(value.args[0].value, collection)
+            value = value.args[0].value  # list(filter(...)) and the like
+        if self._calls(value, "filter"):
+            return self._filtered(value, collection)
         if isinstance(value, cst.DictComp):
             element = value.key if kind == "" else value.value
         elif isinstance(value, (cst.ListComp, cst.SetComp, cst.GeneratorExp)):
@@ -292,7 +285,7 @@ class Facts:
             element = value.elt
         else:
             return None
-        facts = self._climb(element, subject_of(element), True, depth + 1)
+        facts = self._climb(element, self.subject_of(element), True, depth + 1)
         return [_about(f, collection) for f in facts]
 
     def _filtered(self, call: cst.Call, collection: str) -> list[Fact] | None:
@@ -341,7 +334,7 @@ class Facts:
             ):
                 return None
             value = call.args[0].value
-            facts = tuple(self._climb(value, subject_of(value), True, depth + 1))
+            facts = tuple(self._climb(value, self.subject_of(value), True, depth + 1))
             known = facts if not added else _common(known, facts)
             added = True
         return known if added else _UNCHANGED
@@ -445,6 +438,7 @@ def _root(collection: str | None) -> str | None:
 def _is_empty(value: cst.BaseExpression) -> bool:
     if isinstance(value, (cst.List, cst.Set, cst.Tuple)):
         return not value.elements
+    # list() / set(): by name, as a shadowed list() that fills is far-fetched
     return (
         isinstance(value, cst.Call)
         and not value.args
@@ -493,9 +487,10 @@ def loop_variable(target: cst.BaseExpression) -> str | None:
 
 
 def collection_key(
-    iterable: cst.BaseExpression, target: cst.BaseExpression
+    iterable: cst.BaseExpression, target: cst.BaseExpression | None = None
 ) -> str | None:
-    """A key for the collection whose elements a loop binds: ``specs``,
+    """A key for the collection whose elements a loop binds to ``target``
+    (None: one element, as ``next(iter(...))`` takes): ``specs``,
     ``specs.values()`` (also for ``k, v in specs.items()``)."""
     if isinstance(iterable, cst.Call) and not iterable.args:
         func = iterable.func
