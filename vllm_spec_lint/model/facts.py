@@ -81,7 +81,7 @@ def excludes(fact: Fact, companion: str, hierarchy: ClassHierarchy) -> bool:
 
 
 @dataclass(frozen=True)
-class _Subject:
+class Subject:
     """What the facts must be about: the value's own key, the key of the
     collection it is an element of, or both (``xs[0]``).
 
@@ -123,7 +123,7 @@ class Facts:
     def decision(self, node: cst.CSTNode, target, positive=True) -> Iterator[Fact]:
         return (f for f in self.about(node, target, positive) if f.decision)
 
-    def subject_of(self, expr: cst.BaseExpression) -> _Subject:
+    def subject_of(self, expr: cst.BaseExpression) -> Subject:
         """The subject a check's target names: ``s``, ``self.spec``, an
         element ``xs[i]`` (also one of the collection's indexable elements,
         ``xs[]``), or ``next(iter(xs))``."""
@@ -136,7 +136,7 @@ class Facts:
             inner = expr.args[0].value
             if self._calls(inner, "iter") and inner.args:
                 collection = collection_key(inner.args[0].value)
-        return _Subject(value, collection)
+        return Subject(value, collection)
 
     def _calls(self, expr: cst.BaseExpression, builtin: str) -> bool:
         return isinstance(expr, cst.Call) and self.model.names.is_builtin(
@@ -145,7 +145,7 @@ class Facts:
 
     # -- the walk -------------------------------------------------------------
 
-    def _climb(self, node, subject: _Subject, polarity: bool, depth: int):
+    def _climb(self, node, subject: Subject, polarity: bool, depth: int):
         model = self.model
         # Still inside the check's own chain: ``not``s around the check, then
         # the operators that widen it (``or``; ``and`` for a negated check).
@@ -209,14 +209,14 @@ class Facts:
                 if collection is not False:
                     if collection is None:
                         return
-                    subject = _Subject(None, collection)
+                    subject = Subject(None, collection)
             if isinstance(parent, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
                 return
             child, parent = parent, model.parent(parent)
 
     def _statement(
-        self, statement: cst.CSTNode, subject: _Subject, depth: int
-    ) -> tuple[list[Fact], _Subject | None]:
+        self, statement: cst.CSTNode, subject: Subject, depth: int
+    ) -> tuple[list[Fact], Subject | None]:
         """The facts a statement before the check gives, and the subject to
         follow further back (None: stop, what the facts are about was
         assigned here)."""
@@ -243,14 +243,14 @@ class Facts:
             if added is None:  # an unknown change: nothing known of its elements
                 if subject.value is None:
                     return [], None
-                subject = _Subject(subject.value)
+                subject = Subject(subject.value)
             elif added is not _UNCHANGED:
                 if subject.appended is not None:
                     added = _common(subject.appended, added)
                 subject = replace(subject, appended=added)
         return list(_matching(self._statement_facts(statement), subject)), subject
 
-    def _collection_assigned(self, subject: _Subject, value, depth: int):
+    def _collection_assigned(self, subject: Subject, value, depth: int):
         """``xs = <value>`` for the collection the subject's elements are in."""
         collection = subject.collection
         if subject.appended is not None:
@@ -263,7 +263,7 @@ class Facts:
         alias = target_key(value)
         if alias is None:
             return [], None
-        return [], _Subject(None, alias + collection[len(_root(collection)) :])
+        return [], Subject(None, alias + collection[len(_root(collection)) :])
 
     def _built(self, value, collection: str, depth: int) -> list[Fact] | None:
         """Facts about every element of a collection built by filtering."""
@@ -409,7 +409,7 @@ def _tagged(fact: Fact, decision: bool) -> Fact:
     return fact
 
 
-def _matching(facts: Iterator[Fact], subject: _Subject) -> Iterator[Fact]:
+def _matching(facts: Iterator[Fact], subject: Subject) -> Iterator[Fact]:
     return (f for f in facts if subject.matches(f))
 
 
