@@ -32,6 +32,8 @@ class Config:
     line_length: int = 88
     families: tuple[Family, ...] = DEFAULT_FAMILIES
     strict: bool = False
+    # Structural twins of the spec classes join the families (model/twins.py).
+    discover_families: bool = False
     respect_gitignore: bool = True
     # Larger files that name an anchor are reported, not parsed: CPython's
     # own parser needs minutes and gigabytes for a 50 MB module.

@@ -133,7 +133,7 @@ def parse_settings(raw: Mapping, source: str, root: Path) -> Config:
             if size < 1:
                 raise ConfigError(source, key, "expected a size in MiB (1 or more)")
             settings["max_file_size_mb"] = size
-        elif name in ("strict", "respect-gitignore"):
+        elif name in ("strict", "respect-gitignore", "discover-families"):
             settings[name.replace("-", "_")] = _bool(source, key, value)
         else:
             raise ConfigError(source, key, "unknown setting")

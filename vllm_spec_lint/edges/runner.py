@@ -21,6 +21,7 @@ from vllm_spec_lint.edges.files import (
     read_source,
     write_atomically,
 )
+from vllm_spec_lint.edges.spec_classes import with_discovered
 from vllm_spec_lint.model.hierarchy import ClassHierarchy, read_class_bases
 
 
@@ -103,8 +104,11 @@ class Mode:
     ruff: str | None = None  # the formatter for fixed statements, if installed
 
 
-def _read(name: str, config: Config, clean: CleanFiles | None) -> FileResult | bytes:
-    """The file's bytes when it needs analysing, else its result already."""
+def _read(
+    name: str, config: Config, clean: CleanFiles | None, source: bytes | None = None
+) -> FileResult | bytes:
+    """The file's bytes (``source`` when read already) when it needs
+    analysing, else its result already."""
     info = None
     if clean is not None:
         try:
@@ -114,7 +118,7 @@ def _read(name: str, config: Config, clean: CleanFiles | None) -> FileResult | b
         if info is not None and clean.is_clean(name, info):
             return FileResult(name, [])
     try:
-        source = read_source(name)
+        source = read_source(name) if source is None else source
     except OSError as e:
         reason = e.strerror or str(e)
         return FileResult(name, [parse_error(name, f"cannot read: {reason}")])
@@ -275,6 +279,7 @@ def run_source(
     path = Path(name)
     warnings: list[str] = []
     hierarchy = load_hierarchy([path], [], config, warnings)
+    config = with_discovered(config, [], hierarchy, warnings)
     if force_exclude and not list(
         iter_python_files([path], config, force_exclude=True)
     ):
@@ -324,6 +329,14 @@ def run(
         warnings,
         class_bases=ClassBasesCache(config.root) if use_cache else read_class_bases,
     )
+    # Discovery reads every file first; the analysis below takes its bytes.
+    preread: dict[str, bytes] = {}
+
+    def read_and_keep(name: str) -> bytes:
+        preread[name] = read_source(name)
+        return preread[name]
+
+    config = with_discovered(config, files, hierarchy, warnings, read_and_keep)
     mode = Mode(fix, unsafe, write, _ruff(fix, warnings))
     cache = ResultCache(config.root, config, hierarchy) if use_cache else None
     clean = CleanFiles(config.root, config) if use_cache else None
@@ -342,7 +355,7 @@ def run(
             progress(done, len(files))
 
     for index, name in enumerate(files):
-        read = _read(name, config, clean)
+        read = _read(name, config, clean, preread.pop(name, None))
         key = None
         if isinstance(read, bytes) and cache is not None:
             key = cache.key(name, module_name_for(name), read)

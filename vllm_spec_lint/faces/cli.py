@@ -85,6 +85,11 @@ def _add_selection_options(parser: argparse.ArgumentParser) -> None:
         help="also report checks that narrowing or deliberate handling suppress",
     )
     parser.add_argument(
+        "--discover-families",
+        action="store_true",
+        help="also check the structural twins discovered among the spec classes",
+    )
+    parser.add_argument(
         "--force-exclude",
         action="store_true",
         help="apply exclusions to files named on the command line too (pre-commit)",
@@ -204,6 +209,23 @@ def build_parser() -> argparse.ArgumentParser:
     families = commands.add_parser("families", help="print the families and hierarchy")
     families.add_argument("paths", nargs="*", type=Path, default=[])
     families.add_argument("--config", type=Path)
+    families.add_argument(
+        "--discover",
+        action="store_true",
+        help="propose structural twins among the spec classes",
+    )
+    families.add_argument(
+        "--discover-families",
+        action="store_true",
+        help="list the discovered twins that join the families",
+    )
+    families.add_argument(
+        "--output-format",
+        "--format",
+        dest="output_format",
+        choices=("text", "json"),
+        default="text",
+    )
     return parser
 
 
@@ -248,6 +270,8 @@ def _config_for(args: argparse.Namespace) -> Config:
         changes["respect_gitignore"] = False
     if getattr(args, "strict", False):
         changes["strict"] = True
+    if getattr(args, "discover_families", False):
+        changes["discover_families"] = True
     return replace(config, **changes)
 
 
@@ -621,25 +645,85 @@ def command_explain(args: argparse.Namespace, config: Config) -> int:
 
 # pragma: no mutate start
 def command_families(args: argparse.Namespace, config: Config) -> int:
+    import json
+
     from vllm_spec_lint.edges.discovery import iter_python_files
     from vllm_spec_lint.edges.runner import load_hierarchy
+    from vllm_spec_lint.edges.spec_classes import discover, with_discovered
     from vllm_spec_lint.model.hierarchy import short_name
 
     warnings: list[str] = []
     files = [f for f in iter_python_files(args.paths, config)]
     hierarchy = load_hierarchy(args.paths, files, config, warnings)
+    if args.discover:
+        twins, root = discover(files, config, hierarchy, warnings)
+        for warning in warnings:
+            print(f"warning: {warning}", file=sys.stderr)
+        if args.output_format == "json":
+            print(json.dumps([t.to_json() for t in twins], indent=2))
+        else:
+            print(_twins_table(twins, root, hierarchy, config.families))
+        return EXIT_CLEAN
+    configured = config.families
+    config = with_discovered(config, files, hierarchy, warnings)
     for warning in warnings:
         print(f"warning: {warning}", file=sys.stderr)
     for family in config.families:
-        print(f"family {family.name} ({family.module})")
+        kind = "discovered" if family not in configured else "family"
+        print(f"{kind} {family.name} ({family.module})")
         print(f"  anchor: {short_name(family.anchor)}")
         for companion in family.companions:
             print(f"  companion: {short_name(companion)}")
+        if family.evidence:
+            print(f"  evidence: {family.evidence}")
     print(f"hierarchy (from {', '.join(hierarchy.sources)}):")
     for cls in sorted(hierarchy.bases):
         bases = ", ".join(short_name(b) for b in hierarchy.bases[cls]) or "-"
         print(f"  {short_name(cls)} <- {bases}")
     return EXIT_CLEAN
+
+
+def _twins_table(twins, root, hierarchy, families) -> str:
+    """Discovered twins as a table, each with its configuration entry."""
+    from vllm_spec_lint.model.hierarchy import short_name
+    from vllm_spec_lint.model.twins import THRESHOLD
+
+    lines = [
+        f"structural twins among the subclasses of {root or '(no root class)'} "
+        f"(hierarchy from {', '.join(hierarchy.sources)}; "
+        f"proposed at a score of {THRESHOLD:g} or more):"
+    ]
+    if not twins:
+        return "\n".join(lines + ["  none"])
+    paired = {(f.anchor, c) for f in families for c in f.companions}
+    lines.append("| anchor | companion | score | configured | evidence |")
+    lines.append("|---|---|---|---|---|")
+    for twin in twins:
+        evidence = "; ".join(twin.evidence)
+        configured = "yes" if (twin.anchor, twin.companion) in paired else "no"
+        lines.append(
+            f"| {short_name(twin.anchor)} | {short_name(twin.companion)} "
+            f"| {twin.score:g} | {configured} | {evidence} |"
+        )
+    lines.append("")
+    lines.append("To check them as families, add to [tool.vllm-spec-lint]:")
+    lines.append("extend-families = [")
+    for twin in twins:
+        module, _, anchor = twin.anchor.rpartition(".")
+        companion_module, _, companion = twin.companion.rpartition(".")
+        if module != companion_module:
+            lines.append(f"  # {twin.anchor} / {twin.companion}: not one module")
+            continue
+        if (twin.anchor, twin.companion) in paired:
+            lines.append(f"  # {anchor} / {companion}: configured already")
+            continue
+        name = f"{anchor}-{companion}".lower()
+        lines.append(
+            f'  {{ name = "{name}", module = "{module}", '
+            f'members = ["{anchor}", "{companion}"] }},'
+        )
+    lines.append("]")
+    return "\n".join(lines)
 
 
 # pragma: no mutate end

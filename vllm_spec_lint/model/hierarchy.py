@@ -24,6 +24,9 @@ class Family:
     name: str
     module: str
     members: tuple[str, ...]
+    # Why a discovered family was proposed (model/twins.py), in a few words;
+    # empty for a configured one.
+    evidence: str = ""
 
     @property
     def anchor(self) -> str:

@@ -10,7 +10,7 @@ explain CODE``); ``VALID`` and ``INVALID`` are examples the test suite runs.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import ClassVar
 
 import libcst as cst
@@ -60,7 +60,14 @@ class Rule(cst.BatchableCSTVisitor):
         message: str,
         fix: FixPlan | None = None,
         suppressed_by: str | None = None,
+        *,
+        family: Family | None = None,
     ):
+        if family is not None and family.evidence:
+            # A discovered pair is a guess: say why, and fix it only when asked.
+            message += f" (discovered twin: {family.evidence})"
+            if fix is not None:
+                fix = replace(fix, applicability="unsafe")
         self.reports.append(Report(self.CODE, node, message, fix, suppressed_by))
 
     def suppression(

@@ -109,4 +109,5 @@ class IsinstanceLeavesOutCompanion(Rule):
                         f"leaves out {describe(missing)}",
                         add_companions(self.model, ref.node, missing),
                         reason,
+                        family=family,
                     )

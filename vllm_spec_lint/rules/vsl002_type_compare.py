@@ -80,6 +80,7 @@ class ExactTypeLeavesOutCompanion(Rule):
                     f"leaves out {describe(missing)}",
                     self._fix(node, test.classinfo, ref.node, missing, test.positive),
                     reason,
+                    family=family,
                 )
 
     def _fix(self, node, classinfo, anchor, missing, positive):

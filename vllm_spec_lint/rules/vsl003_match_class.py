@@ -99,6 +99,7 @@ class MatchClassLeavesOutCompanion(Rule):
                             model.narrowing.reason(
                                 pattern, node.subject, family, missing, positive=False
                             ),
+                            family=family,
                         )
             earlier |= {
                 cls for p, cls in patterns if cls and catches_every_instance(case, p)

@@ -93,6 +93,7 @@ class ConstantLeavesOutCompanion(Rule):
                         f"constant {target.value} lists {short_name(family.anchor)} "
                         f"but leaves out {describe(missing)}",
                         add_companions(model, anchor, missing),
+                        family=family,
                     )
 
     def _is_class_collection(self, value: cst.BaseExpression) -> bool:

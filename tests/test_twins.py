@@ -1,0 +1,391 @@
+"""Discovering structural twins among the spec classes (families --discover,
+check --discover-families), on a tree written here in vLLM's style, and on
+every vLLM release from 0.23.0 to 0.33.0."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import fetch_vllm, run_cli
+from vllm_spec_lint.model.hierarchy import (
+    KV_CACHE_INTERFACE,
+    ClassHierarchy,
+    read_class_bases,
+)
+from vllm_spec_lint.model.twins import class_shapes, discover_twins
+
+# A family module where a new ChunkedMLASpec takes over MLA's layout by
+# repeating MLAAttentionSpec's own fields and alignment helper.
+KV_CACHE_INTERFACE_PY = textwrap.dedent(
+    '''\
+    from dataclasses import dataclass
+
+    import torch
+
+    from vllm.utils.math_utils import round_up
+
+
+    @dataclass(frozen=True)
+    class KVCacheSpec:
+        block_size: int
+
+        @property
+        def page_size_bytes(self) -> int:
+            raise NotImplementedError
+
+
+    @dataclass(frozen=True, kw_only=True)
+    class AttentionSpec(KVCacheSpec):
+        num_kv_heads: int
+        head_size: int
+        dtype: torch.dtype
+        head_size_v: int = None  # type: ignore[assignment]
+        page_size_padded: int | None = None
+
+        @property
+        def real_page_size_bytes(self) -> int:
+            return self.block_size * self.num_kv_heads * self.head_size
+
+
+    @dataclass(frozen=True, kw_only=True)
+    class FullAttentionSpec(AttentionSpec):
+        sliding_window: int | None = None
+        attention_chunk_size: int | None = None
+
+
+    def _apply_alignment_padding(spec):
+        if spec.alignment is None:
+            return
+        padded_page_size = round_up(spec.real_page_size_bytes, spec.alignment)
+        object.__setattr__(spec, "page_size_padded", padded_page_size)
+
+
+    @dataclass(frozen=True, kw_only=True)
+    class MLAAttentionSpec(FullAttentionSpec):
+        cache_dtype_str: str | None = None
+        alignment: int | None = None
+        model_version: str | None = None
+        head_size_v: int = 0
+
+        def __post_init__(self):
+            _apply_alignment_padding(self)
+
+
+    @dataclass(frozen=True, kw_only=True)
+    class ChunkedLocalAttentionSpec(AttentionSpec):
+        attention_chunk_size: int
+
+
+    @dataclass(frozen=True, kw_only=True)
+    class SlidingWindowSpec(AttentionSpec):
+        sliding_window: int
+
+
+    @dataclass(frozen=True, kw_only=True)
+    class SlidingWindowMLASpec(SlidingWindowSpec):
+        """Sliding window attention with MLA cache format."""
+
+        cache_dtype_str: str | None = None
+        alignment: int | None = None
+        model_version: str | None = None
+        head_size_v: int = 0
+
+        def __post_init__(self):
+            _apply_alignment_padding(self)
+
+
+    @dataclass(frozen=True, kw_only=True)
+    class ChunkedMLASpec(ChunkedLocalAttentionSpec):
+        """Chunked local attention with MLA cache format."""
+
+        cache_dtype_str: str | None = None
+        alignment: int | None = None
+        model_version: str | None = None
+        head_size_v: int = 0
+
+        def __post_init__(self):
+            _apply_alignment_padding(self)
+
+
+    @dataclass(frozen=True, kw_only=True)
+    class MambaSpec(KVCacheSpec):
+        shapes: tuple[tuple[int, ...], ...]
+        page_size_padded: int | None = None
+    '''
+)
+
+CONNECTOR_PY = textwrap.dedent(
+    """\
+    from vllm.v1.kv_cache_interface import (
+        KVCacheSpec,
+        MLAAttentionSpec,
+        SlidingWindowMLASpec,
+    )
+
+
+    def uses_mla_layout(spec: KVCacheSpec) -> bool:
+        return isinstance(spec, (MLAAttentionSpec, SlidingWindowMLASpec))
+    """
+)
+
+MLA = f"{KV_CACHE_INTERFACE}.MLAAttentionSpec"
+SWMLA = f"{KV_CACHE_INTERFACE}.SlidingWindowMLASpec"
+CHUNKED = f"{KV_CACHE_INTERFACE}.ChunkedMLASpec"
+SHARED_FIELDS = "alignment, cache_dtype_str, head_size_v, model_version"
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    kci = tmp_path / "vllm" / "v1" / "kv_cache_interface.py"
+    kci.parent.mkdir(parents=True)
+    kci.write_text(KV_CACHE_INTERFACE_PY)
+    connector = tmp_path / "vllm" / "distributed" / "connector.py"
+    connector.parent.mkdir(parents=True)
+    connector.write_text(CONNECTOR_PY)
+    return tmp_path
+
+
+def twins_of(source: str):
+    hierarchy = ClassHierarchy.default().with_module(
+        KV_CACHE_INTERFACE, read_class_bases(source), "test"
+    )
+    shapes = class_shapes(source, KV_CACHE_INTERFACE)
+    return discover_twins(
+        shapes, hierarchy.ancestors, f"{KV_CACHE_INTERFACE}.KVCacheSpec"
+    )
+
+
+def test_the_new_twin_is_proposed_with_its_evidence():
+    pairs = [(t.anchor, t.companion, t.score) for t in twins_of(KV_CACHE_INTERFACE_PY)]
+    # 4 shared fields + 2 for the helper + 1 for the same __post_init__
+    # + 1 for the docstring naming "MLA" (none names SlidingWindowMLA)
+    assert pairs == [
+        (MLA, CHUNKED, 8.0),
+        (MLA, SWMLA, 8.0),
+        (SWMLA, CHUNKED, 7.0),
+    ]
+    [chunked] = [t for t in twins_of(KV_CACHE_INTERFACE_PY) if t.anchor == MLA][:1]
+    assert chunked.evidence == (
+        f"shares fields {SHARED_FIELDS}",
+        "both call _apply_alignment_padding in __post_init__",
+        "same body: __post_init__",
+        "ChunkedMLASpec's docstring names MLA",
+    )
+
+
+def test_a_pair_where_one_derives_from_the_other_is_not_a_twin():
+    source = KV_CACHE_INTERFACE_PY.replace(
+        "class ChunkedMLASpec(ChunkedLocalAttentionSpec)",
+        "class ChunkedMLASpec(MLAAttentionSpec)",
+    )
+    assert (MLA, CHUNKED) not in {(t.anchor, t.companion) for t in twins_of(source)}
+
+
+def test_shared_fields_alone_below_the_threshold_are_not_proposed():
+    # Two shared fields and nothing else (2 points): FullAttention/SlidingWindow
+    # style overlap that vLLM has on purpose.
+    source = textwrap.dedent(
+        """\
+        class KVCacheSpec:
+            block_size: int
+        class A(KVCacheSpec):
+            head_size_v: int = 0
+            sliding_window: int | None = None
+        class B(KVCacheSpec):
+            head_size_v: int = 0
+            sliding_window: int = 0
+        """
+    )
+    assert twins_of(source) == []
+
+
+def test_the_anchor_is_the_class_with_more_subclasses():
+    source = KV_CACHE_INTERFACE_PY + textwrap.dedent(
+        """\
+
+        class PagedChunkedMLASpec(ChunkedMLASpec):
+            pass
+        """
+    )
+    pairs = {(t.anchor, t.companion) for t in twins_of(source)}
+    assert (CHUNKED, MLA) in pairs
+    assert (MLA, CHUNKED) not in pairs
+
+
+def test_families_discover_prints_a_table_and_the_entry_to_paste(tree):
+    result = run_cli("families", "--discover", str(tree))
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert (
+        f"| MLAAttentionSpec | ChunkedMLASpec | 8 | no | shares fields {SHARED_FIELDS}; "
+        "both call _apply_alignment_padding in __post_init__; "
+        "same body: __post_init__; ChunkedMLASpec's docstring names MLA |"
+    ) in lines
+    assert "| MLAAttentionSpec | SlidingWindowMLASpec | 8 | yes |" in "\n".join(lines)
+    assert (
+        '  { name = "mlaattentionspec-chunkedmlaspec", '
+        'module = "vllm.v1.kv_cache_interface", '
+        'members = ["MLAAttentionSpec", "ChunkedMLASpec"] },'
+    ) in lines
+    assert "  # MLAAttentionSpec / SlidingWindowMLASpec: configured already" in lines
+
+
+def test_families_discover_json(tree):
+    result = run_cli("families", "--discover", "--format", "json", str(tree))
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)[0] == {
+        "anchor": MLA,
+        "companion": CHUNKED,
+        "score": 8.0,
+        "evidence": [
+            f"shares fields {SHARED_FIELDS}",
+            "both call _apply_alignment_padding in __post_init__",
+            "same body: __post_init__",
+            "ChunkedMLASpec's docstring names MLA",
+        ],
+    }
+
+
+def test_check_reports_the_discovered_twin_only_when_asked(tree):
+    plain = run_cli("check", "--no-cache", "--output-format", "concise", str(tree))
+    assert plain.returncode == 0, plain.stdout + plain.stderr
+    asked = run_cli(
+        "check",
+        "--no-cache",
+        "--discover-families",
+        "--output-format",
+        "concise",
+        str(tree),
+    )
+    assert asked.returncode == 1
+    assert asked.stdout.splitlines()[0] == (
+        f"{tree / 'vllm/distributed/connector.py'}:9:30: VSL001 isinstance() check "
+        "against MLAAttentionSpec leaves out ChunkedMLASpec (discovered twin: "
+        f"same fields {SHARED_FIELDS})"
+    )
+    # The fix of a guess is unsafe: not offered as [*].
+    assert "1 hidden fix can be enabled with the --unsafe-fixes option" in asked.stdout
+
+
+def test_the_setting_turns_discovery_on(tree):
+    (tree / "pyproject.toml").write_text(
+        "[tool.vllm-spec-lint]\ndiscover-families = true\n"
+    )
+    result = run_cli("check", "--no-cache", "--output-format", "json", str(tree))
+    assert [f["message"][-60:] for f in json.loads(result.stdout)] == [
+        f"(discovered twin: same fields {SHARED_FIELDS})"[-60:]
+    ]
+
+
+def test_fix_adds_the_twin_only_with_unsafe_fixes(tree):
+    connector = tree / "vllm" / "distributed" / "connector.py"
+    safe = run_cli("fix", "--no-cache", "--discover-families", str(tree))
+    assert safe.returncode == 1
+    assert connector.read_text() == CONNECTOR_PY
+    unsafe = run_cli(
+        "fix", "--no-cache", "--discover-families", "--unsafe-fixes", str(tree)
+    )
+    assert unsafe.returncode == 0, unsafe.stdout + unsafe.stderr
+    assert connector.read_text() == textwrap.dedent(
+        """\
+        from vllm.v1.kv_cache_interface import (
+            ChunkedMLASpec,
+            KVCacheSpec,
+            MLAAttentionSpec,
+            SlidingWindowMLASpec,
+        )
+
+
+        def uses_mla_layout(spec: KVCacheSpec) -> bool:
+            return isinstance(spec, (MLAAttentionSpec, ChunkedMLASpec, SlidingWindowMLASpec))
+        """
+    )
+
+
+def test_families_lists_the_discovered_family_when_on(tree):
+    result = run_cli("families", "--discover-families", str(tree))
+    assert result.returncode == 0, result.stderr
+    assert (
+        "discovered discovered:MLAAttentionSpec/ChunkedMLASpec "
+        "(vllm.v1.kv_cache_interface)\n"
+        "  anchor: MLAAttentionSpec\n"
+        "  companion: ChunkedMLASpec\n"
+        f"  evidence: same fields {SHARED_FIELDS}\n"
+    ) in result.stdout
+    assert f"hierarchy (from {tree / 'vllm/v1/kv_cache_interface.py'}):" in (
+        result.stdout
+    )
+
+
+def test_a_plugins_own_spec_class_takes_part(tmp_path):
+    # A plugin tree: no family module, its own twin of vLLM's MLA spec.
+    plugin = tmp_path / "my_plugin" / "specs.py"
+    plugin.parent.mkdir()
+    (plugin.parent / "__init__.py").write_text("")
+    plugin.write_text(
+        textwrap.dedent(
+            '''\
+            from vllm.v1.kv_cache_interface import FullAttentionSpec, MLAAttentionSpec
+
+
+            def _pad(spec):
+                return spec
+
+
+            class PluginMLASpec(FullAttentionSpec):
+                cache_dtype_str: str | None = None
+                alignment: int | None = None
+
+                def __post_init__(self):
+                    _pad(self)
+
+
+            class PluginWindowMLASpec(FullAttentionSpec):
+                """A window over the MLA layout of PluginMLA."""
+
+                cache_dtype_str: str | None = None
+                alignment: int | None = None
+
+                def __post_init__(self):
+                    _pad(self)
+            '''
+        )
+    )
+    result = run_cli("families", "--discover", "--format", "json", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert [(t["anchor"], t["companion"]) for t in json.loads(result.stdout)] == [
+        ("my_plugin.specs.PluginMLASpec", "my_plugin.specs.PluginWindowMLASpec")
+    ]
+
+
+RELEASES = [f"0.{minor}.0" for minor in range(23, 34)]
+
+
+@pytest.mark.parametrize("version", RELEASES)
+def test_every_release_proposes_the_pr_45831_pair_first(version):
+    tree = fetch_vllm(version)
+    kci = tree / "vllm" / "v1" / "kv_cache_interface.py"
+    result = run_cli("families", "--discover", "--format", "json", str(kci))
+    assert result.returncode == 0, result.stderr
+    pairs = [(t["anchor"], t["companion"]) for t in json.loads(result.stdout)]
+    # README, "Discovered families": one pair on every release.
+    assert pairs == [(MLA, SWMLA)]
+
+
+def test_discovery_adds_no_finding_on_vllm_0_33():
+    tree = fetch_vllm("0.33.0")
+    plain = run_cli("check", "--no-cache", "--output-format", "json", str(tree))
+    discovering = run_cli(
+        "check",
+        "--no-cache",
+        "--discover-families",
+        "--output-format",
+        "json",
+        str(tree),
+    )
+    assert plain.returncode == discovering.returncode == 1
+    assert discovering.stdout == plain.stdout

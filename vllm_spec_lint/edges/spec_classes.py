@@ -1,0 +1,140 @@
+"""Reading the spec classes' definitions for discovery (model/twins.py): the
+family modules the hierarchy was read from, and the classes in the scanned
+files that derive from a known spec class (plugins define their own).
+Sources are parsed with ``ast``; nothing is imported or run."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+from vllm_spec_lint.core.settings import Config
+from vllm_spec_lint.edges.discovery import module_name_for
+from vllm_spec_lint.edges.files import read_source
+from vllm_spec_lint.model.hierarchy import ClassHierarchy, short_name
+from vllm_spec_lint.model.twins import (
+    ClassShape,
+    Twin,
+    class_shapes,
+    discover_twins,
+    families_from,
+)
+
+# A class statement's bases: the cheap screen before parsing a file.
+_CLASS_BASES = re.compile(rb"class[ \t]+\w+[ \t]*\(([^)]*)\)")
+_WORD = re.compile(rb"\w+")
+
+
+def discover(
+    files: list[str],
+    config: Config,
+    hierarchy: ClassHierarchy,
+    warnings: list[str],
+    read: Callable[[str], bytes] = read_source,
+) -> tuple[list[Twin], str | None]:
+    """Twins among the spec classes, best first, and the root class they
+    derive from (None when no family module was read and no class is known).
+    ``read`` reads a scanned file (the runner keeps the bytes for later)."""
+    shapes: list[ClassShape] = []
+    family_files = set()
+    for module in dict.fromkeys(f.module for f in config.families):
+        path = _source_of(module, hierarchy)
+        if path is None:
+            continue
+        family_files.add(os.path.abspath(path))
+        try:
+            shapes += class_shapes(read_source(Path(path)), module, len(shapes))
+        except (OSError, SyntaxError, ValueError) as e:
+            warnings.append(f"{path}: cannot read spec classes: {e}")
+    known = {short_name(c): c for c in hierarchy.classes()}
+    known.update({s.name: s.qualname for s in shapes})
+    encoded = frozenset(n.encode() for n in known)
+    for name in files:
+        if family_files and os.path.abspath(name) in family_files:
+            continue
+        try:
+            source = read(name)
+        except OSError:
+            continue  # the analysis reports unreadable files
+        if not _derives_from(source, encoded):
+            continue
+        try:
+            found = class_shapes(source, module_name_for(name) or name, len(shapes))
+        except (SyntaxError, ValueError, RecursionError):
+            continue  # the analysis reports files that do not parse
+        shapes += [s for s in found if any(_base_name(b) in known for b in s.bases)]
+    ancestors = _ancestry(shapes, hierarchy, known)
+    root = _root(config, hierarchy)
+    return discover_twins(shapes, ancestors, root), root
+
+
+def with_discovered(
+    config: Config,
+    files: list[str],
+    hierarchy: ClassHierarchy,
+    warnings: list[str],
+    read: Callable[[str], bytes] = read_source,
+) -> Config:
+    """``config`` with the discovered families added, when it asks for them."""
+    if not config.discover_families:
+        return config
+    twins, _ = discover(files, config, hierarchy, warnings, read)
+    joined = families_from(twins, config.families)
+    return replace(config, families=config.families + joined) if joined else config
+
+
+def _derives_from(source: bytes, names: frozenset[bytes]) -> bool:
+    """Whether a class statement in ``source`` names one of ``names`` among
+    its bases (as written on one line, as vLLM writes them)."""
+    return any(
+        word in names
+        for match in _CLASS_BASES.finditer(source)
+        for word in _WORD.findall(match.group(1))
+    )
+
+
+def _source_of(module: str, hierarchy: ClassHierarchy) -> str | None:
+    module_path = module.replace(".", "/") + ".py"
+    for source in hierarchy.sources:
+        if source.replace(os.sep, "/").endswith("/" + module_path):
+            return source
+    return None
+
+
+def _base_name(base: str) -> str:
+    return base.rpartition(".")[2].partition("[")[0]
+
+
+def _ancestry(shapes: list[ClassShape], hierarchy: ClassHierarchy, known):
+    """``ancestors(qualname)`` over the hierarchy and the scanned classes,
+    whose bases are matched by name."""
+    scanned = {s.qualname: s for s in shapes}
+    cache: dict[str, frozenset[str]] = {}
+
+    def ancestors(qualname: str) -> frozenset[str]:
+        if qualname not in cache:
+            cache[qualname] = frozenset({qualname})  # a cycle stops here
+            shape = scanned.get(qualname)
+            found = set(hierarchy.ancestors(qualname))
+            if shape is not None and qualname not in hierarchy.bases:
+                for base in shape.bases:
+                    resolved = known.get(_base_name(base))
+                    if resolved is not None and resolved != qualname:
+                        found |= ancestors(resolved)
+            cache[qualname] = frozenset(found)
+        return cache[qualname]
+
+    return ancestors
+
+
+def _root(config: Config, hierarchy: ClassHierarchy) -> str | None:
+    """The topmost class the first family's anchor derives from."""
+    if not config.families:
+        return None
+    anchor = config.families[0].anchor
+    ancestry = hierarchy.ancestors(anchor)
+    roots = [c for c in ancestry if not hierarchy.bases.get(c)]
+    return sorted(roots)[0] if roots else anchor
