@@ -32,7 +32,7 @@ def test_families_prints_the_families_and_the_trees_hierarchy(tmp_path):
         "family mla (vllm.v1.kv_cache_interface)\n"
         "  anchor: MLAAttentionSpec\n"
         "  companion: SlidingWindowMLASpec\n"
-        f"hierarchy (from {tree}/vllm/v1/kv_cache_interface.py):\n"
+        f"hierarchy (from scanned tree: {tree}/vllm/v1/kv_cache_interface.py):\n"
         "  AttentionSpec <- KVCacheSpec\n"
         "  FullAttentionSpec <- AttentionSpec\n"
         "  KVCacheSpec <- -\n"

@@ -316,8 +316,9 @@ def test_families_lists_the_discovered_family_when_on(tree):
         "  companion: ChunkedMLASpec\n"
         f"  evidence: same fields {SHARED_FIELDS}\n"
     ) in result.stdout
-    assert f"hierarchy (from {tree / 'vllm/v1/kv_cache_interface.py'}):" in (
-        result.stdout
+    assert (
+        f"hierarchy (from scanned tree: {tree / 'vllm/v1/kv_cache_interface.py'}):"
+        in (result.stdout)
     )
 
 

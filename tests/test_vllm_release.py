@@ -156,7 +156,7 @@ def test_slicing_changes_no_finding_on_the_release(vllm_0_33_0, monkeypatch):
     from vllm_spec_lint.core.analysis import analyze_source
     from vllm_spec_lint.edges.config import load_config
     from vllm_spec_lint.edges.discovery import module_name_for
-    from vllm_spec_lint.edges.runner import load_hierarchy
+    from vllm_spec_lint.edges.hierarchy_sources import load_hierarchy
 
     config = replace(load_config(vllm_0_33_0), strict=True)
     files = [

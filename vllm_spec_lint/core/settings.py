@@ -34,6 +34,10 @@ class Config:
     strict: bool = False
     # Structural twins of the spec classes join the families (model/twins.py).
     discover_families: bool = False
+    # Where vLLM's family modules are read from, before anything else.
+    vllm_source: Path | None = None
+    # What lays out fixes: auto, ruff, black, yapf or none (repair/formatting.py).
+    fix_formatter: str = "auto"
     respect_gitignore: bool = True
     # Larger files that name an anchor are reported, not parsed: CPython's
     # own parser needs minutes and gigabytes for a 50 MB module.

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from vllm_spec_lint.core.settings import CODE_RE, Config, ConfigError
 from vllm_spec_lint.model.hierarchy import Family
+from vllm_spec_lint.repair.formatting import FIX_FORMATTERS
 
 SECTION = "vllm-spec-lint"
 
@@ -133,6 +134,16 @@ def parse_settings(raw: Mapping, source: str, root: Path) -> Config:
             if size < 1:
                 raise ConfigError(source, key, "expected a size in MiB (1 or more)")
             settings["max_file_size_mb"] = size
+        elif name == "vllm-source":
+            if not isinstance(value, str) or not value.strip():
+                raise ConfigError(source, key, "expected a path")
+            settings["vllm_source"] = root / value.strip()
+        elif name == "fix-formatter":
+            if value not in FIX_FORMATTERS:
+                raise ConfigError(
+                    source, key, f"expected one of {', '.join(FIX_FORMATTERS)}"
+                )
+            settings["fix_formatter"] = value
         elif name in ("strict", "respect-gitignore", "discover-families"):
             settings[name.replace("-", "_")] = _bool(source, key, value)
         else:

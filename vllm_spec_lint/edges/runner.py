@@ -21,8 +21,11 @@ from vllm_spec_lint.edges.files import (
     read_source,
     write_atomically,
 )
-from vllm_spec_lint.edges.spec_classes import with_discovered
+from vllm_spec_lint.edges.hierarchy_sources import load_hierarchy
+from vllm_spec_lint.edges.spec_classes import with_spec_classes
 from vllm_spec_lint.model.hierarchy import ClassHierarchy, read_class_bases
+from vllm_spec_lint.repair.formatting import FormatterChoice
+from vllm_spec_lint.repair.formatting import choose as choose_formatter
 
 
 @dataclass
@@ -55,45 +58,6 @@ class CheckRun:
         return [f for r in self.results for f in r.suppressed]
 
 
-def _module_file_candidates(roots: list[Path], module_path: str):
-    for root in roots:
-        folder = root.absolute() if root.is_dir() else root.absolute().parent
-        for candidate in (folder, *folder.parents):
-            yield candidate / module_path
-
-
-def load_hierarchy(
-    roots: list[Path],
-    files: list[str],
-    config: Config,
-    warnings: list[str],
-    *,
-    class_bases: Callable[[bytes], dict] = read_class_bases,
-) -> ClassHierarchy:
-    """Built-in defaults, overridden by each family module found in the tree
-    (``vllm/v1/kv_cache_interface.py``), so coverage follows vLLM's own classes.
-    ``class_bases`` reads a module's classes (a cache, for the runner)."""
-    hierarchy = ClassHierarchy.default()
-    for module, module_path in dict.fromkeys(
-        (f.module, f.module_path) for f in config.families
-    ):
-        in_tree = [
-            Path(os.path.abspath(f))
-            for f in files
-            if f.replace(os.sep, "/").endswith("/" + module_path)
-        ]
-        for candidate in in_tree or _module_file_candidates(roots, module_path):
-            if candidate.is_file():
-                try:
-                    bases = class_bases(read_source(candidate))
-                except Exception as e:  # a broken file keeps the defaults
-                    warnings.append(f"{candidate}: cannot read class hierarchy: {e}")
-                    break
-                hierarchy = hierarchy.with_module(module, bases, str(candidate))
-                break
-    return hierarchy
-
-
 @dataclass(frozen=True)
 class Mode:
     """What a run does to each file."""
@@ -101,7 +65,8 @@ class Mode:
     fix: bool = False
     unsafe: bool = False
     write: bool = False
-    ruff: str | None = None  # the formatter for fixed statements, if installed
+    # What lays out fixed statements (repair/formatting.py), when fixing.
+    formatter: FormatterChoice | None = None
 
 
 def _read(
@@ -173,19 +138,28 @@ def _analyze_file(
         )
         return FileResult(name, analysis.findings, suppressed=analysis.suppressed)
     from vllm_spec_lint.core.fixing import fix_source
-    from vllm_spec_lint.repair.formatting import RuffRangeFormatter
+    from vllm_spec_lint.repair.formatting import FormatError
 
-    outcome = fix_source(
-        text,
-        name,
-        config,
-        hierarchy,
-        module_name=module_name,
-        unsafe=mode.unsafe,
-        formatter=RuffRangeFormatter(name, config.line_length, mode.ruff)
-        if mode.ruff
-        else None,
-    )
+    try:
+        outcome = fix_source(
+            text,
+            name,
+            config,
+            hierarchy,
+            module_name=module_name,
+            unsafe=mode.unsafe,
+            formatter=mode.formatter.for_file(name) if mode.formatter else None,
+        )
+    except FormatError as e:
+        analysis = analyze_source(
+            text, name, config, hierarchy, module_name=module_name
+        )
+        return FileResult(
+            name,
+            analysis.findings,
+            failure=f"not fixed: the formatter failed: {e}",
+            suppressed=analysis.suppressed,
+        )
     result = FileResult(name, outcome.remaining, failure=outcome.failure)
     if outcome.failure is None and outcome.text != text:
         result.original = source
@@ -279,28 +253,28 @@ def run_source(
     path = Path(name)
     warnings: list[str] = []
     hierarchy = load_hierarchy([path], [], config, warnings)
-    config = with_discovered(config, [], hierarchy, warnings)
+    config, hierarchy = with_spec_classes(config, [], hierarchy, warnings)
     if force_exclude and not list(
         iter_python_files([path], config, force_exclude=True)
     ):
         return CheckRun([], hierarchy, warnings)
-    mode = Mode(fix, unsafe, write=False, ruff=_ruff(fix, warnings))
+    mode = Mode(fix, unsafe, False, _formatter(fix, path, config, warnings))
     result = _screen(name, source, config)
     if isinstance(result, bytes):
         result = analyze_file(path, source, config, hierarchy, mode)
     return CheckRun([result], hierarchy, warnings)
 
 
-def _ruff(fix: bool, warnings: list[str]) -> str | None:
-    """The ruff that lays out fixed statements, when fixing."""
+def _formatter(
+    fix: bool, start: Path, config: Config, warnings: list[str]
+) -> FormatterChoice | None:
+    """What lays out fixed statements, when fixing: the configured formatter,
+    or for ``auto`` the one the project at ``start`` uses."""
     if not fix:
         return None
-    from vllm_spec_lint.repair.formatting import NO_RUFF_WARNING, find_ruff
-
-    ruff = find_ruff()
-    if ruff is None:
-        warnings.append(NO_RUFF_WARNING)
-    return ruff
+    return choose_formatter(
+        config.fix_formatter, start.absolute(), config.line_length, warnings
+    )
 
 
 def run(
@@ -329,15 +303,18 @@ def run(
         warnings,
         class_bases=ClassBasesCache(config.root) if use_cache else read_class_bases,
     )
-    # Discovery reads every file first; the analysis below takes its bytes.
+    # Reading spec classes may read every file first; the analysis takes the bytes.
     preread: dict[str, bytes] = {}
 
     def read_and_keep(name: str) -> bytes:
         preread[name] = read_source(name)
         return preread[name]
 
-    config = with_discovered(config, files, hierarchy, warnings, read_and_keep)
-    mode = Mode(fix, unsafe, write, _ruff(fix, warnings))
+    config, hierarchy = with_spec_classes(
+        config, files, hierarchy, warnings, read_and_keep
+    )
+    start = paths[0] if paths else Path(".")
+    mode = Mode(fix, unsafe, write, _formatter(fix, start, config, warnings))
     cache = ResultCache(config.root, config, hierarchy) if use_cache else None
     clean = CleanFiles(config.root, config) if use_cache else None
     results: list[FileResult | None] = [None] * len(files)

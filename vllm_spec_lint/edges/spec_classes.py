@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from vllm_spec_lint.core.settings import Config
@@ -28,16 +28,25 @@ _CLASS_BASES = re.compile(rb"class[ \t]+\w+[ \t]*\(([^)]*)\)")
 _WORD = re.compile(rb"\w+")
 
 
-def discover(
+@dataclass
+class SpecClasses:
+    """The spec classes' shapes: the family modules' first, then those of the
+    scanned files (from ``first_scanned`` on); ``known`` maps short names to
+    qualified ones."""
+
+    shapes: list[ClassShape]
+    known: dict[str, str]
+    first_scanned: int
+
+
+def read_spec_classes(
     files: list[str],
     config: Config,
     hierarchy: ClassHierarchy,
     warnings: list[str],
     read: Callable[[str], bytes] = read_source,
-) -> tuple[list[Twin], str | None]:
-    """Twins among the spec classes, best first, and the root class they
-    derive from (None when no family module was read and no class is known).
-    ``read`` reads a scanned file (the runner keeps the bytes for later)."""
+) -> SpecClasses:
+    """``read`` reads a scanned file (the runner keeps the bytes for later)."""
     shapes: list[ClassShape] = []
     family_files = set()
     for module in dict.fromkeys(f.module for f in config.families):
@@ -49,6 +58,7 @@ def discover(
             shapes += class_shapes(read_source(Path(path)), module, len(shapes))
         except (OSError, SyntaxError, ValueError) as e:
             warnings.append(f"{path}: cannot read spec classes: {e}")
+    first_scanned = len(shapes)
     known = {short_name(c): c for c in hierarchy.classes()}
     known.update({s.name: s.qualname for s in shapes})
     encoded = frozenset(n.encode() for n in known)
@@ -66,9 +76,63 @@ def discover(
         except (SyntaxError, ValueError, RecursionError):
             continue  # the analysis reports files that do not parse
         shapes += [s for s in found if any(_base_name(b) in known for b in s.bases)]
-    ancestors = _ancestry(shapes, hierarchy, known)
+    return SpecClasses(shapes, known, first_scanned)
+
+
+def discover(
+    files: list[str],
+    config: Config,
+    hierarchy: ClassHierarchy,
+    warnings: list[str],
+    read: Callable[[str], bytes] = read_source,
+    classes: SpecClasses | None = None,
+) -> tuple[list[Twin], str | None]:
+    """Twins among the spec classes, best first, and the root class they
+    derive from (None when no family module was read and no class is known)."""
+    if classes is None:
+        classes = read_spec_classes(files, config, hierarchy, warnings, read)
+    ancestors = _ancestry(classes.shapes, hierarchy, classes.known)
     root = _root(config, hierarchy)
-    return discover_twins(shapes, ancestors, root), root
+    return discover_twins(classes.shapes, ancestors, root), root
+
+
+def with_spec_classes(
+    config: Config,
+    files: list[str],
+    hierarchy: ClassHierarchy,
+    warnings: list[str],
+    read: Callable[[str], bytes] = read_source,
+) -> tuple[Config, ClassHierarchy]:
+    """A plugin's own spec classes join the hierarchy (when the scanned tree
+    is not vLLM itself: vLLM defines its spec classes in the family module),
+    and with ``discover-families`` the discovered twins join the families."""
+    plugin = "scanned tree" not in hierarchy.origins
+    if not files or not (plugin or config.discover_families):
+        if config.discover_families:
+            return with_discovered(config, files, hierarchy, warnings, read), hierarchy
+        return config, hierarchy
+    classes = read_spec_classes(files, config, hierarchy, warnings, read)
+    if plugin:
+        scanned = classes.shapes[classes.first_scanned :]
+        bases = {
+            s.qualname: tuple(
+                classes.known[_base_name(b)]
+                for b in s.bases
+                if _base_name(b) in classes.known
+                and classes.known[_base_name(b)] != s.qualname
+            )
+            for s in scanned
+        }
+        if bases:
+            hierarchy = hierarchy.with_classes(
+                bases, f"{len(bases)} classes", "scanned files"
+            )
+    if config.discover_families:
+        twins, _ = discover(files, config, hierarchy, warnings, read, classes)
+        joined = families_from(twins, config.families)
+        if joined:
+            config = replace(config, families=config.families + joined)
+    return config, hierarchy
 
 
 def with_discovered(

@@ -18,6 +18,7 @@ from pathlib import Path
 from vllm_spec_lint import __version__
 from vllm_spec_lint.core.settings import CODE_RE, Config, ConfigError
 from vllm_spec_lint.edges.config import load_config
+from vllm_spec_lint.edges.hierarchy_sources import HierarchyError
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -90,6 +91,12 @@ def _add_selection_options(parser: argparse.ArgumentParser) -> None:
         help="also check the structural twins discovered among the spec classes",
     )
     parser.add_argument(
+        "--vllm-source",
+        type=Path,
+        metavar="PATH",
+        help="read vLLM's spec classes from this checkout or site-packages folder",
+    )
+    parser.add_argument(
         "--force-exclude",
         action="store_true",
         help="apply exclusions to files named on the command line too (pre-commit)",
@@ -135,6 +142,11 @@ def _add_selection_options(parser: argparse.ArgumentParser) -> None:
 def _add_fix_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--diff", action="store_true", help="print the fixes as a diff; write nothing"
+    )
+    parser.add_argument(
+        "--fix-formatter",
+        choices=("auto", "ruff", "black", "yapf", "none"),
+        help="what lays out fixed statements (default: auto, the project's own)",
     )
     parser.add_argument(
         "--unsafe-fixes",
@@ -209,6 +221,7 @@ def build_parser() -> argparse.ArgumentParser:
     families = commands.add_parser("families", help="print the families and hierarchy")
     families.add_argument("paths", nargs="*", type=Path, default=[])
     families.add_argument("--config", type=Path)
+    families.add_argument("--vllm-source", type=Path, metavar="PATH")
     families.add_argument(
         "--discover",
         action="store_true",
@@ -272,6 +285,10 @@ def _config_for(args: argparse.Namespace) -> Config:
         changes["strict"] = True
     if getattr(args, "discover_families", False):
         changes["discover_families"] = True
+    if getattr(args, "vllm_source", None) is not None:
+        changes["vllm_source"] = args.vllm_source.absolute()
+    if getattr(args, "fix_formatter", None):
+        changes["fix_formatter"] = args.fix_formatter
     return replace(config, **changes)
 
 
@@ -648,8 +665,8 @@ def command_families(args: argparse.Namespace, config: Config) -> int:
     import json
 
     from vllm_spec_lint.edges.discovery import iter_python_files
-    from vllm_spec_lint.edges.runner import load_hierarchy
-    from vllm_spec_lint.edges.spec_classes import discover, with_discovered
+    from vllm_spec_lint.edges.hierarchy_sources import load_hierarchy
+    from vllm_spec_lint.edges.spec_classes import discover, with_spec_classes
     from vllm_spec_lint.model.hierarchy import short_name
 
     warnings: list[str] = []
@@ -665,7 +682,7 @@ def command_families(args: argparse.Namespace, config: Config) -> int:
             print(_twins_table(twins, root, hierarchy, config.families))
         return EXIT_CLEAN
     configured = config.families
-    config = with_discovered(config, files, hierarchy, warnings)
+    config, hierarchy = with_spec_classes(config, files, hierarchy, warnings)
     for warning in warnings:
         print(f"warning: {warning}", file=sys.stderr)
     for family in config.families:
@@ -676,7 +693,7 @@ def command_families(args: argparse.Namespace, config: Config) -> int:
             print(f"  companion: {short_name(companion)}")
         if family.evidence:
             print(f"  evidence: {family.evidence}")
-    print(f"hierarchy (from {', '.join(hierarchy.sources)}):")
+    print(f"hierarchy (from {hierarchy.described_sources()}):")
     for cls in sorted(hierarchy.bases):
         bases = ", ".join(short_name(b) for b in hierarchy.bases[cls]) or "-"
         print(f"  {short_name(cls)} <- {bases}")
@@ -690,7 +707,7 @@ def _twins_table(twins, root, hierarchy, families) -> str:
 
     lines = [
         f"structural twins among the subclasses of {root or '(no root class)'} "
-        f"(hierarchy from {', '.join(hierarchy.sources)}; "
+        f"(hierarchy from {hierarchy.described_sources()}; "
         f"proposed at a score of {THRESHOLD:g} or more):"
     ]
     if not twins:
@@ -754,7 +771,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         config = _config_for(args)
         return COMMANDS[args.command](args, config)
-    except ConfigError as e:
+    except (ConfigError, HierarchyError) as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:

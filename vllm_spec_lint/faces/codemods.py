@@ -31,7 +31,7 @@ NIXL_WORKER = "vllm/distributed/kv_transfer/kv_connector/v1/nixl/base_worker.py"
 
 @functools.cache
 def _settings_for(folder: Path) -> tuple[Config, ClassHierarchy]:
-    from vllm_spec_lint.edges.runner import load_hierarchy
+    from vllm_spec_lint.edges.hierarchy_sources import load_hierarchy
 
     config = load_config(folder)
     return config, load_hierarchy([folder], [], config, [])
@@ -48,7 +48,7 @@ def _fix_text(text: str, filename: str | None, select=lambda f: True):
         config,
         hierarchy,
         module_name=module_name_for(path) if filename else None,
-        formatter=formatter_for(str(path), config.line_length),
+        formatter=formatter_for(str(path), config.line_length, config.fix_formatter),
         select=select,
     )
 

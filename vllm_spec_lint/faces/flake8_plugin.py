@@ -22,7 +22,7 @@ from vllm_spec_lint.edges.config import parse_settings
 
 @functools.cache
 def _hierarchy_near(folder: Path, config: Config):
-    from vllm_spec_lint.edges.runner import load_hierarchy
+    from vllm_spec_lint.edges.hierarchy_sources import load_hierarchy
 
     return load_hierarchy([folder], [], config, [])
 
@@ -48,6 +48,13 @@ class Flake8Plugin:
             "'module: Anchor, Companion, ...'",
         )
         manager.add_option(
+            "--vsl-vllm-source",
+            parse_from_config=True,
+            default="",
+            help="vllm-spec-lint: read vLLM's spec classes from this checkout "
+            "or site-packages folder",
+        )
+        manager.add_option(
             "--vsl-strict",
             parse_from_config=True,
             action="store_true",
@@ -57,6 +64,9 @@ class Flake8Plugin:
     @classmethod
     def parse_options(cls, options) -> None:
         raw = {"strict": bool(getattr(options, "vsl_strict", False))}
+        vllm_source = (getattr(options, "vsl_vllm_source", "") or "").strip()
+        if vllm_source:
+            raw["vllm-source"] = vllm_source
         families = getattr(options, "vsl_extend_families", "") or ""
         try:
             config = parse_settings(raw, "flake8 options", Path.cwd())
@@ -67,6 +77,16 @@ class Flake8Plugin:
                 config = replace(config, families=config.families + extra.families)
         except ConfigError as e:
             raise SystemExit(f"vllm-spec-lint: {e}") from None
+        if config.vllm_source is not None:
+            from vllm_spec_lint.edges.hierarchy_sources import (
+                HierarchyError,
+                load_hierarchy,
+            )
+
+            try:  # a source that cannot be used stops the run, as in the CLI
+                load_hierarchy([], [], config, [])
+            except HierarchyError as e:
+                raise SystemExit(f"vllm-spec-lint: {e}") from None
         # flake8 selects codes itself: let every rule run.
         cls.config = replace(config, select=("VSL",), ignore=())
 

@@ -76,7 +76,11 @@ def excludes(fact: Fact, companion: str, hierarchy: ClassHierarchy) -> bool:
     covered = bool(test.named & hierarchy.ancestors(companion))
     unknown = any(r.qualname is None for r in test.refs)
     if fact.is_instance:
-        return not covered and not unknown
+        # A subclass of the companion (a plugin's own) is a companion too.
+        related = covered or any(
+            companion in hierarchy.ancestors(named) for named in test.named
+        )
+        return not related and not unknown
     return covered
 
 

@@ -71,6 +71,9 @@ class ClassHierarchy:
 
     bases: Mapping[str, tuple[str, ...]]
     sources: tuple[str, ...] = ("built-in defaults",)
+    # For each source, where it was found: "vllm-source", "scanned tree",
+    # "VIRTUAL_ENV", "interpreter" (edges/hierarchy_sources.py), "scanned files".
+    origins: tuple[str, ...] = ("built-in defaults",)
     _ancestors: dict[str, frozenset[str]] = field(
         default_factory=dict, compare=False, repr=False
     )
@@ -80,13 +83,42 @@ class ClassHierarchy:
         return cls(_qualify(KV_CACHE_INTERFACE, _DEFAULT_BASES))
 
     def with_module(
-        self, module: str, bases: Mapping[str, tuple[str, ...]], source: str
+        self,
+        module: str,
+        bases: Mapping[str, tuple[str, ...]],
+        source: str,
+        origin: str = "scanned tree",
     ) -> ClassHierarchy:
         """This hierarchy with ``module``'s classes replaced by ``bases``."""
         kept = {c: b for c, b in self.bases.items() if not c.startswith(module + ".")}
         kept.update(_qualify(module, bases))
-        sources = tuple(s for s in self.sources if s != "built-in defaults")
-        return ClassHierarchy(kept, sources + (source,))
+        return self._replaced(kept, source, origin, keep_defaults=False)
+
+    def with_classes(
+        self, bases: Mapping[str, tuple[str, ...]], source: str, origin: str
+    ) -> ClassHierarchy:
+        """This hierarchy with more classes (qualified names, as their bases)."""
+        return self._replaced({**self.bases, **bases}, source, origin)
+
+    def _replaced(
+        self, bases, source: str, origin: str, keep_defaults: bool = True
+    ) -> ClassHierarchy:
+        kept = [
+            (s, o)
+            for s, o in zip(self.sources, self.origins, strict=True)
+            if keep_defaults or o != "built-in defaults"
+        ]
+        kept.append((source, origin))
+        return ClassHierarchy(
+            bases, tuple(s for s, _ in kept), tuple(o for _, o in kept)
+        )
+
+    def described_sources(self) -> str:
+        """Where the hierarchy came from, for people: ``origin: path, ...``."""
+        return ", ".join(
+            s if s == o else f"{o}: {s}"
+            for s, o in zip(self.sources, self.origins, strict=True)
+        )
 
     def classes(self) -> frozenset[str]:
         return frozenset(self.bases) | {b for bs in self.bases.values() for b in bs}

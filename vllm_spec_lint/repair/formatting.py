@@ -1,20 +1,150 @@
-"""Laying out fixed statements the way vLLM's formatter would: ruff's range
-formatting on just the spans a fix changed, so nothing else in the file moves."""
+"""Laying out fixed statements the way the project's own formatter would:
+that formatter, run on just the lines a fix changed, so nothing else in the
+file moves.
+
+``fix-formatter``: ``ruff`` (``ruff format --range``), ``black``
+(``black --line-ranges``), ``yapf`` (``yapf --lines``), ``none`` (the edit
+as made, inside the existing layout), or ``auto`` (the default): the
+formatter the project configures (its pre-commit hooks first, then a yapf,
+black or ruff configuration), else ruff. Each runs from the user's
+environment; when it is missing, fixes apply unformatted, with one warning.
+"""
 
 from __future__ import annotations
 
+import os
+import re
 import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+FIX_FORMATTERS = ("auto", "ruff", "black", "yapf", "none")
+
+
+class FormatError(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class FormatterChoice:
+    """Which formatter lays out fixes, and where its executable is (None:
+    not installed, or ``none`` chosen). Picklable: worker processes get it."""
+
+    kind: str
+    executable: str | None = None
+    line_length: int = 88
+
+    def for_file(self, path: str):
+        """The formatter for one file, or None to leave fixes as made."""
+        if self.executable is None:
+            return None
+        return RangeFormatter(self.kind, self.executable, path, self.line_length)
+
+
+def find_executable(kind: str) -> str | None:
+    if kind == "ruff":
+        try:
+            from ruff.__main__ import find_ruff_bin
+
+            return find_ruff_bin()
+        except (ImportError, FileNotFoundError):
+            pass
+    return shutil.which(kind)
 
 
 def find_ruff() -> str | None:
-    try:
-        from ruff.__main__ import find_ruff_bin
+    return find_executable("ruff")
 
-        return find_ruff_bin()
-    except (ImportError, FileNotFoundError):
-        return shutil.which("ruff")
+
+def choose(
+    setting: str, start: Path, line_length: int, warnings: list[str]
+) -> FormatterChoice:
+    """The formatter ``setting`` names (``auto``: the one the project at
+    ``start`` configures), with a warning when it is not installed."""
+    kind = detect(start) if setting == "auto" else setting
+    if kind == "none":
+        return FormatterChoice("none", None, line_length)
+    executable = find_executable(kind)
+    if executable is None:
+        warnings.append(missing_warning(kind, setting))
+    return FormatterChoice(kind, executable, line_length)
+
+
+_warned: set[str] = set()
+
+
+def formatter_for(path: str, line_length: int, setting: str = "auto"):
+    """The formatter for one file outside a run (codemods, tests), or None;
+    a missing formatter is warned about once per process."""
+    warnings: list[str] = []
+    choice = choose(setting, Path(path).absolute(), line_length, warnings)
+    for warning in warnings:
+        if warning not in _warned:
+            _warned.add(warning)
+            print(f"warning: {warning}", file=sys.stderr)
+    return choice.for_file(path)
+
+
+def missing_warning(kind: str, setting: str) -> str:
+    if kind == "ruff":
+        hint = "pip install 'vllm-spec-lint[format]'"
+    else:
+        hint = f"the project formats with {kind}; pip install {kind}"
+    return f"{kind} is not installed: fixes are applied without formatting ({hint})"
+
+
+# -- which formatter a project uses ---------------------------------------------
+
+_HOOKS = {"ruff-format": "ruff", "black": "black", "yapf": "yapf"}
+_HOOK_ID = re.compile(r"^\s*-?\s*id:\s*['\"]?([\w.-]+)", re.MULTILINE)
+
+
+def detect(start: Path) -> str:
+    """The formatter configured nearest ``start``: in each folder up from
+    it, the formatter hooks of ``.pre-commit-config.yaml`` first, then a
+    yapf, black or ruff configuration; ruff when none is found."""
+    folder = start if start.is_dir() else start.parent
+    for candidate in (folder, *folder.parents):
+        found = _configured_in(candidate)
+        if found is not None:
+            return found
+    return "ruff"
+
+
+def _configured_in(folder: Path) -> str | None:
+    hooks = _read(folder / ".pre-commit-config.yaml")
+    for hook in _HOOK_ID.findall(hooks):
+        if hook in _HOOKS:
+            return _HOOKS[hook]
+    pyproject = _read(folder / "pyproject.toml")
+    setup_cfg = _read(folder / "setup.cfg")
+    if (
+        (folder / ".style.yapf").is_file()
+        or "[tool.yapf]" in pyproject
+        or re.search(r"^\[yapf\]", setup_cfg, re.MULTILINE)
+    ):
+        return "yapf"
+    if "[tool.black]" in pyproject:
+        return "black"
+    if (
+        (folder / "ruff.toml").is_file()
+        or (folder / ".ruff.toml").is_file()
+        or re.search(r"^\[tool\.ruff[\].]", pyproject, re.MULTILINE)
+    ):
+        return "ruff"
+    return None
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+# -- running one --------------------------------------------------------------------
 
 
 def _row_col(text: str, offset: int) -> tuple[int, int]:
@@ -35,57 +165,92 @@ def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return merged
 
 
-class RuffRangeFormatter:
-    """Formats spans of a file's text with ``ruff format --range``.
+def only_within(before: str, after: str, rows: list[tuple[int, int]]) -> str:
+    """``after``'s changes to the lines in ``rows`` (1-based, inclusive);
+    every other line as in ``before``. A formatter asked to format a range
+    may still touch its surroundings (black drops a blank line below an
+    import it reformats): those changes are not the fix's to make."""
+    import difflib
 
-    ``path`` is passed as ``--stdin-filename`` so ruff uses the project's own
-    settings; ``line_length`` comes from our configuration.
-    """
+    old, new = before.splitlines(keepends=True), after.splitlines(keepends=True)
+    kept: list[str] = []
+    matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=False)
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        inside = [
+            (max(i1, first - 1), min(i2, last))
+            for first, last in rows
+            if i1 < last and first - 1 < max(i2, i1 + 1)
+        ]
+        if op == "equal":
+            kept += new[j1:j2]
+        elif not inside:
+            kept += old[i1:i2]
+        else:
+            # Blank lines the hunk took from around the range stay as they were.
+            before_range = old[i1 : inside[0][0]]
+            after_range = old[inside[-1][1] : i2]
+            part = new[j1:j2]
+            if all(not line.strip() for line in before_range + after_range):
+                while part and not part[0].strip() and before_range:
+                    part = part[1:]
+                while part and not part[-1].strip() and after_range:
+                    part = part[:-1]
+                part = before_range + part + after_range
+            kept += part
+    return "".join(kept)
 
-    def __init__(self, path: str, line_length: int, ruff: str):
+
+class RangeFormatter:
+    """Formats the spans of a file's text a fix changed, and nothing else.
+
+    ``path`` tells the formatter which project's settings apply (ruff and
+    black take it as ``--stdin-filename``; yapf runs from the file's folder,
+    where it looks for its style)."""
+
+    def __init__(self, kind: str, executable: str, path: str, line_length: int):
+        self.kind = kind
+        self.executable = executable
         self.path = path
         self.line_length = line_length
-        self.ruff = ruff
 
     def __call__(self, text: str, spans: list[tuple[int, int]]) -> str:
-        # Last span first, so the offsets of earlier spans stay valid.
-        for start, end in reversed(_merged(spans)):
-            (r1, c1), (r2, c2) = _row_col(text, start), _row_col(text, end)
-            result = subprocess.run(
-                [
-                    self.ruff, "format", "--range", f"{r1}:{c1}-{r2}:{c2}",
-                    "--line-length", str(self.line_length),
-                    "--stdin-filename", self.path, "-",
-                ],
-                input=text.encode("utf-8"),
-                capture_output=True,
-                timeout=120,
-            )  # fmt: skip
-            if result.returncode != 0:
-                raise FormatError(result.stderr.decode("utf-8", "replace").strip())
-            text = result.stdout.decode("utf-8")
-        return text
+        rows = [
+            (_row_col(text, start)[0], _row_col(text, end)[0])
+            for start, end in _merged(spans)
+        ]
+        if self.kind == "ruff":
+            formatted = text
+            # One span at a time, last first, so earlier offsets stay valid.
+            for start, end in reversed(_merged(spans)):
+                (r1, c1), (r2, c2) = _row_col(text, start), _row_col(text, end)
+                formatted = self._run(["--range", f"{r1}:{c1}-{r2}:{c2}"], formatted)
+        else:
+            option = "--line-ranges" if self.kind == "black" else "--lines"
+            ranges = [a for r in rows for a in (option, f"{r[0]}-{r[1]}")]
+            formatted = self._run(ranges, text)
+        return only_within(text, formatted, rows)
 
+    def _command(self, ranges: list[str]) -> list[str]:
+        if self.kind == "ruff":
+            return [
+                self.executable, "format", *ranges, "--line-length",
+                str(self.line_length), "--stdin-filename", self.path, "-",
+            ]  # fmt: skip
+        if self.kind == "black":
+            return [
+                self.executable, "-q", *ranges, "--stdin-filename", self.path, "-",
+            ]  # fmt: skip
+        return [self.executable, *ranges]  # yapf reads stdin
 
-class FormatError(Exception):
-    pass
-
-
-NO_RUFF_WARNING = (
-    "ruff is not installed: fixes are applied without formatting "
-    "(pip install 'vllm-spec-lint[format]')"
-)
-_warned = False
-
-
-def formatter_for(path: str, line_length: int):
-    """The ruff range formatter, or None (with one warning per run) when ruff
-    is not installed: fixes then apply unwrapped."""
-    global _warned
-    ruff = find_ruff()
-    if ruff is None:
-        if not _warned:
-            print(f"warning: {NO_RUFF_WARNING}", file=sys.stderr)
-            _warned = True
-        return None
-    return RuffRangeFormatter(path, line_length, ruff)
+    def _run(self, ranges: list[str], text: str) -> str:
+        folder = os.path.dirname(os.path.abspath(self.path))
+        result = subprocess.run(
+            self._command(ranges),
+            input=text.encode("utf-8"),
+            capture_output=True,
+            timeout=120,
+            cwd=folder if os.path.isdir(folder) else None,
+        )
+        if result.returncode != 0:
+            raise FormatError(result.stderr.decode("utf-8", "replace").strip())
+        return result.stdout.decode("utf-8")

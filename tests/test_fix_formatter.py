@@ -1,0 +1,221 @@
+"""fix-formatter: each value on the same yapf-styled file, auto picking each
+formatter from the project's configuration, and a missing formatter."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from vllm_spec_lint.repair.formatting import detect
+
+# Written in tpu-inference's style: yapf, aligned continuation lines.
+MODULE = textwrap.dedent(
+    """\
+    from vllm.v1.kv_cache_interface import (FullAttentionSpec, KVCacheConfig,
+                                            KVCacheSpec, MLAAttentionSpec)
+
+
+    def page_size(spec: KVCacheSpec, config: KVCacheConfig) -> int:
+        if isinstance(spec, MLAAttentionSpec) and not isinstance(spec, FullAttentionSpec):
+            return spec.page_size_bytes
+        return 0
+    """
+)
+TAIL = textwrap.dedent(
+    """\
+
+
+    def page_size(spec: KVCacheSpec, config: KVCacheConfig) -> int:
+    """
+)
+EXPLODED_IMPORT = textwrap.dedent(
+    """\
+    from vllm.v1.kv_cache_interface import (
+        FullAttentionSpec,
+        KVCacheConfig,
+        KVCacheSpec,
+        MLAAttentionSpec,
+        SlidingWindowMLASpec,
+    )
+    """
+)
+EXPLODED_CHECK = (
+    "    if isinstance(spec, (MLAAttentionSpec, SlidingWindowMLASpec)) and not isinstance(\n"
+    "        spec, FullAttentionSpec\n"
+    "    ):\n"
+    "        return spec.page_size_bytes\n"
+    "    return 0\n"
+)
+EXPECTED = {
+    # The new name at its sorted place, the check widened; nothing rewrapped.
+    "none": textwrap.dedent(
+        """\
+        from vllm.v1.kv_cache_interface import (FullAttentionSpec, KVCacheConfig,
+                                                KVCacheSpec, MLAAttentionSpec, SlidingWindowMLASpec)
+
+
+        def page_size(spec: KVCacheSpec, config: KVCacheConfig) -> int:
+            if isinstance(spec, (MLAAttentionSpec, SlidingWindowMLASpec)) and not isinstance(spec, FullAttentionSpec):
+                return spec.page_size_bytes
+            return 0
+        """
+    ),
+    "yapf": textwrap.dedent(
+        """\
+        from vllm.v1.kv_cache_interface import (FullAttentionSpec, KVCacheConfig,
+                                                KVCacheSpec, MLAAttentionSpec,
+                                                SlidingWindowMLASpec)
+
+
+        def page_size(spec: KVCacheSpec, config: KVCacheConfig) -> int:
+            if isinstance(spec,
+                          (MLAAttentionSpec, SlidingWindowMLASpec)) and not isinstance(
+                              spec, FullAttentionSpec):
+                return spec.page_size_bytes
+            return 0
+        """
+    ),
+    # black and ruff lay it out alike; the blank lines below the import stay.
+    "black": EXPLODED_IMPORT + TAIL + EXPLODED_CHECK,
+    "ruff": EXPLODED_IMPORT + TAIL + EXPLODED_CHECK,
+}
+YAPF_STYLE = "[style]\nbased_on_style = pep8\n"
+
+
+def fix(folder: Path, *args: str, env: dict | None = None):
+    return subprocess.run(
+        [sys.executable, "-m", "vllm_spec_lint", "fix", "--no-cache", *args, "."],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "kv_cache_manager.py").write_text(MODULE)
+    return tmp_path
+
+
+@pytest.mark.parametrize("formatter", ["none", "yapf", "black", "ruff"])
+def test_each_fix_formatter_on_the_same_file(project, formatter):
+    (project / ".style.yapf").write_text(YAPF_STYLE)
+    result = fix(project, "--fix-formatter", formatter)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert (project / "kv_cache_manager.py").read_text() == EXPECTED[formatter]
+
+
+def test_the_yapf_fix_is_stable_under_yapf(project):
+    (project / ".style.yapf").write_text(YAPF_STYLE)
+    fix(project, "--fix-formatter", "yapf")
+    fixed = (project / "kv_cache_manager.py").read_text()
+    again = subprocess.run(
+        [str(Path(sys.executable).parent / "yapf"), "--lines", "1-11"],
+        input=fixed,
+        capture_output=True,
+        text=True,
+        cwd=project,
+    )
+    assert again.stdout == fixed
+
+
+@pytest.mark.parametrize(
+    "files, expected",
+    [
+        ({".style.yapf": YAPF_STYLE}, "yapf"),
+        ({"setup.cfg": "[yapf]\nbased_on_style = pep8\n"}, "yapf"),
+        ({"pyproject.toml": "[tool.yapf]\nbased_on_style = 'pep8'\n"}, "yapf"),
+        ({"pyproject.toml": "[tool.black]\nline-length = 100\n"}, "black"),
+        ({"pyproject.toml": "[tool.ruff]\nline-length = 100\n"}, "ruff"),
+        ({"pyproject.toml": "[tool.ruff.lint]\nselect = ['E']\n"}, "ruff"),
+        ({"ruff.toml": "line-length = 100\n"}, "ruff"),
+        # The hook that formats wins over a lint-only ruff section.
+        (
+            {
+                "pyproject.toml": "[tool.ruff]\nline-length = 100\n",
+                ".pre-commit-config.yaml": (
+                    "repos:\n- repo: https://github.com/google/yapf\n"
+                    "  rev: v0.43.0\n  hooks:\n  - id: yapf\n"
+                ),
+            },
+            "yapf",
+        ),
+        (
+            {
+                ".pre-commit-config.yaml": (
+                    "repos:\n- repo: https://github.com/psf/black\n"
+                    "  rev: 24.1.0\n  hooks:\n    - id: black\n"
+                )
+            },
+            "black",
+        ),
+        (
+            {
+                ".pre-commit-config.yaml": (
+                    "repos:\n- repo: https://github.com/astral-sh/ruff-pre-commit\n"
+                    "  hooks:\n  - id: ruff\n  - id: ruff-format\n"
+                )
+            },
+            "ruff",
+        ),
+        ({}, "ruff"),
+    ],
+)
+def test_auto_picks_the_projects_formatter(tmp_path, files, expected):
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    package = tmp_path / "pkg"
+    package.mkdir()
+    assert detect(package / "module.py") == expected
+
+
+def test_auto_takes_the_nearest_configuration(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[tool.black]\n")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / ".style.yapf").write_text(YAPF_STYLE)
+    assert detect(tmp_path / "sub" / "module.py") == "yapf"
+    assert detect(tmp_path / "module.py") == "black"
+
+
+def test_auto_formats_with_the_projects_yapf(project):
+    (project / ".style.yapf").write_text(YAPF_STYLE)
+    result = fix(project)
+    assert result.returncode == 0, result.stderr
+    assert (project / "kv_cache_manager.py").read_text() == EXPECTED["yapf"]
+
+
+def test_a_missing_formatter_warns_once_and_fixes_unformatted(project):
+    (project / "other.py").write_text(MODULE)
+    # A PATH without yapf: only the interpreter's own folder-less tools.
+    empty = project / "empty-bin"
+    empty.mkdir()
+    env = {**os.environ, "PATH": str(empty)}
+    result = fix(project, "--fix-formatter", "yapf", env=env)
+    assert result.returncode == 0, result.stderr
+    assert (
+        result.stderr.count(
+            "warning: yapf is not installed: fixes are applied without formatting "
+            "(the project formats with yapf; pip install yapf)"
+        )
+        == 1
+    )
+    assert (project / "kv_cache_manager.py").read_text() == EXPECTED["none"]
+    assert (project / "other.py").read_text() == EXPECTED["none"]
+
+
+def test_an_unknown_fix_formatter_setting_is_an_error(project):
+    (project / "pyproject.toml").write_text(
+        '[tool.vllm-spec-lint]\nfix-formatter = "autopep8"\n'
+    )
+    result = fix(project)
+    assert result.returncode == 2
+    assert result.stderr == (
+        f"error: {project / 'pyproject.toml'}: invalid value for 'fix-formatter': "
+        "expected one of auto, ruff, black, yapf, none\n"
+    )

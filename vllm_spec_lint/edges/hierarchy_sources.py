@@ -1,0 +1,109 @@
+"""Where the class hierarchy comes from: the family modules
+(``vllm/v1/kv_cache_interface.py``) are read, never imported, from the first
+of
+
+1. ``--vllm-source PATH`` / ``vllm-source = "PATH"``: a vLLM checkout or a
+   site-packages folder (an error when the family module is not there);
+2. the scanned tree (or a folder above it): a vLLM checkout checks itself;
+3. the active virtual environment's vLLM (``$VIRTUAL_ENV``);
+4. the vLLM the running interpreter would import (located with
+   ``importlib.util.find_spec``, which finds a top-level package without
+   running it);
+5. the built-in defaults.
+
+A plugin's own spec classes (``class MyMLASpec(MLAAttentionSpec)`` in the
+scanned files) are added by ``edges/spec_classes.py``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from vllm_spec_lint.core.settings import Config
+from vllm_spec_lint.edges.files import read_source
+from vllm_spec_lint.model.hierarchy import ClassHierarchy, read_class_bases
+
+
+class HierarchyError(Exception):
+    """A configured hierarchy source that cannot be used (exit 2)."""
+
+
+def load_hierarchy(
+    roots: list[Path],
+    files: list[str],
+    config: Config,
+    warnings: list[str],
+    *,
+    class_bases: Callable[[bytes], dict] = read_class_bases,
+) -> ClassHierarchy:
+    """Built-in defaults, overridden by each family module found at the first
+    source that has it. ``class_bases`` reads a module's classes (a cache,
+    for the runner)."""
+    hierarchy = ClassHierarchy.default()
+    for module, module_path in dict.fromkeys(
+        (f.module, f.module_path) for f in config.families
+    ):
+        for origin, candidate in _candidates(roots, files, config, module_path):
+            if not candidate.is_file():
+                if origin == "vllm-source":
+                    raise HierarchyError(
+                        f"{config.vllm_source}: no {module_path} there "
+                        "(expected a vLLM checkout or a site-packages folder)"
+                    )
+                continue
+            try:
+                bases = class_bases(read_source(candidate))
+            except Exception as e:  # a broken file keeps the defaults
+                warnings.append(f"{candidate}: cannot read class hierarchy: {e}")
+                break
+            hierarchy = hierarchy.with_module(module, bases, str(candidate), origin)
+            break
+    return hierarchy
+
+
+def _candidates(
+    roots: list[Path], files: list[str], config: Config, module_path: str
+) -> Iterator[tuple[str, Path]]:
+    """(origin, path) of each place the family module may be, in order."""
+    if config.vllm_source is not None:
+        yield "vllm-source", Path(config.vllm_source) / module_path
+        return
+    in_tree = [
+        Path(os.path.abspath(f))
+        for f in files
+        if f.replace(os.sep, "/").endswith("/" + module_path)
+    ]
+    for path in in_tree:
+        yield "scanned tree", path
+    if not in_tree:
+        for root in roots:
+            folder = root.absolute() if root.is_dir() else root.absolute().parent
+            for candidate in (folder, *folder.parents):
+                yield "scanned tree", candidate / module_path
+    virtual_env = os.environ.get("VIRTUAL_ENV")
+    if virtual_env:
+        for site_packages in _site_packages(Path(virtual_env)):
+            yield "VIRTUAL_ENV", site_packages / module_path
+    for location in _importable(module_path.partition("/")[0]):
+        yield "interpreter", location.parent / module_path
+
+
+def _site_packages(environment: Path) -> list[Path]:
+    found = sorted(environment.glob("lib/python3*/site-packages"))
+    found += sorted(environment.glob("Lib/site-packages"))
+    return found
+
+
+def _importable(package: str) -> list[Path]:
+    """Where the running interpreter would import ``package`` from. For a
+    top-level name find_spec only searches sys.path: nothing is run."""
+    try:
+        spec = importlib.util.find_spec(package)
+    except (ImportError, ValueError):
+        return []
+    if spec is None or not spec.submodule_search_locations:
+        return []
+    return [Path(location) for location in spec.submodule_search_locations]
