@@ -41,11 +41,23 @@ def write_covering_hierarchy(root: Path) -> Path:
     return kci
 
 
-def run_cli(*args: str, cwd: Path | None = None, input: str | None = None):
-    """``python -m vllm_spec_lint ARGS``. Under mutation testing (mutmut sets
+def run_cli(
+    *args: str,
+    cwd: Path | None = None,
+    input: str | None = None,
+    env: dict[str, str | None] | None = None,
+):
+    """``python -m vllm_spec_lint ARGS``; ``env`` changes the environment
+    (``None`` removes a variable). Under mutation testing (mutmut sets
     MUTANT_UNDER_TEST) it runs in this process, where the mutants live."""
-    if os.environ.get("MUTANT_UNDER_TEST"):
+    if os.environ.get("MUTANT_UNDER_TEST") and env is None:
         return _run_cli_in_process(list(args), cwd, input)
+    environment = dict(os.environ)
+    for key, value in (env or {}).items():
+        if value is None:
+            environment.pop(key, None)
+        else:
+            environment[key] = value
     return subprocess.run(
         [sys.executable, "-m", "vllm_spec_lint", *args],
         cwd=cwd,
@@ -53,6 +65,7 @@ def run_cli(*args: str, cwd: Path | None = None, input: str | None = None):
         text=True,
         input=input,
         timeout=600,
+        env=environment,
     )
 
 

@@ -3,7 +3,6 @@ formatter from the project's configuration, and a missing formatter."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import textwrap
@@ -11,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import run_cli
 from vllm_spec_lint.repair.formatting import detect
 
 # Written in tpu-inference's style: yapf, aligned continuation lines.
@@ -88,13 +88,7 @@ YAPF_STYLE = "[style]\nbased_on_style = pep8\n"
 
 
 def fix(folder: Path, *args: str, env: dict | None = None):
-    return subprocess.run(
-        [sys.executable, "-m", "vllm_spec_lint", "fix", "--no-cache", *args, "."],
-        cwd=folder,
-        capture_output=True,
-        text=True,
-        env=env,
-    )
+    return run_cli("fix", "--no-cache", *args, ".", cwd=folder, env=env)
 
 
 @pytest.fixture
@@ -195,7 +189,7 @@ def test_a_missing_formatter_warns_once_and_fixes_unformatted(project):
     # A PATH without yapf: only the interpreter's own folder-less tools.
     empty = project / "empty-bin"
     empty.mkdir()
-    env = {**os.environ, "PATH": str(empty)}
+    env = {"PATH": str(empty)}
     result = fix(project, "--fix-formatter", "yapf", env=env)
     assert result.returncode == 0, result.stderr
     assert (

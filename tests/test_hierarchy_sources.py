@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import write_covering_hierarchy
+from tests.conftest import run_cli, write_covering_hierarchy
 
 CONNECTOR = (
     "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
@@ -35,33 +35,15 @@ def site_packages(environment: Path) -> Path:
 
 
 def findings(*args: str, cwd: Path, env: dict | None = None) -> list[str]:
-    result = run_cli_env(
+    result = run_cli(
         "check", "--no-cache", "--output-format", "json", *args, cwd=cwd, env=env
     )
     assert result.returncode in (0, 1), result.stderr
     return [f["code"] for f in json.loads(result.stdout)]
 
 
-def run_cli_env(*args: str, cwd: Path, env: dict | None = None):
-    """The command line with extra environment variables (``None`` removes
-    one)."""
-    environment = dict(os.environ)
-    for key, value in (env or {}).items():
-        if value is None:
-            environment.pop(key, None)
-        else:
-            environment[key] = value
-    return subprocess.run(
-        [sys.executable, "-m", "vllm_spec_lint", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        env=environment,
-    )
-
-
 def hierarchy_line(cwd: Path, *args: str, env: dict | None = None) -> str:
-    result = run_cli_env("families", *args, ".", cwd=cwd, env=env)
+    result = run_cli("families", *args, ".", cwd=cwd, env=env)
     assert result.returncode == 0, result.stderr
     [line] = [x for x in result.stdout.splitlines() if x.startswith("hierarchy")]
     return line
@@ -104,7 +86,7 @@ def test_a_vllm_source_without_the_family_module_is_an_error(tmp_path):
     tree = plugin_tree(tmp_path / "plugin")
     empty = tmp_path / "not-vllm"
     empty.mkdir()
-    result = run_cli_env("check", "--vllm-source", str(empty), ".", cwd=tree)
+    result = run_cli("check", "--vllm-source", str(empty), ".", cwd=tree)
     assert result.returncode == 2
     assert result.stderr == (
         f"error: {empty}: no vllm/v1/kv_cache_interface.py there "
@@ -161,7 +143,7 @@ def test_the_interpreters_vllm_is_read_and_never_imported(tmp_path):
     env = {"VIRTUAL_ENV": None, "PYTHONPATH": str(stand_in)}
     assert findings(".", cwd=tree, env=env) == []
     assert hierarchy_line(tree, env=env) == f"hierarchy (from interpreter: {kci}):"
-    assert run_cli_env("fix", ".", cwd=tree, env=env).returncode == 0
+    assert run_cli("fix", ".", cwd=tree, env=env).returncode == 0
     assert not marker.exists()
 
 
@@ -207,7 +189,7 @@ def test_a_plugins_own_spec_classes_join_the_hierarchy(tmp_path, guard, reported
     (tree / "my_plugin" / "specs.py").write_text(PLUGIN_SPECS)
     (tree / "my_plugin" / "layers.py").write_text(GUARDED.format(guard=guard))
     assert findings(".", cwd=tree, env=NO_ENV) == reported
-    result = run_cli_env("families", ".", cwd=tree, env=NO_ENV)
+    result = run_cli("families", ".", cwd=tree, env=NO_ENV)
     assert "  PluginFullSpec <- FullAttentionSpec\n" in result.stdout
     assert "  PluginWindowMLASpec <- SlidingWindowMLASpec\n" in result.stdout
     assert (
