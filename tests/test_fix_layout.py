@@ -1,0 +1,249 @@
+"""Fixes as made, inside the existing layout (``fix-formatter = "none"``):
+the edits alone, with no formatter to hide what they do to commas, line
+breaks, comments and indentation. Each case is written out, before and after."""
+
+from __future__ import annotations
+
+import pytest
+
+from vllm_spec_lint.core.fixing import fix_source
+from vllm_spec_lint.core.settings import Config
+
+HEADER = "from vllm.v1.kv_cache_interface import FullAttentionSpec, MLAAttentionSpec\n"
+FIXED_HEADER = (
+    "from vllm.v1.kv_cache_interface import FullAttentionSpec, MLAAttentionSpec, "
+    "SlidingWindowMLASpec\n"
+)
+
+CASES = {
+    "multi_trailing": (
+        HEADER
+        + (
+            "ok = isinstance(\n"
+            "    spec,\n"
+            "    (\n"
+            "        FullAttentionSpec,\n"
+            "        MLAAttentionSpec,\n"
+            "    ),\n"
+            ")\n"
+        ),
+        FIXED_HEADER
+        + (
+            "ok = isinstance(\n"
+            "    spec,\n"
+            "    (\n"
+            "        FullAttentionSpec,\n"
+            "        MLAAttentionSpec,\n"
+            "        SlidingWindowMLASpec,\n"
+            "    ),\n"
+            ")\n"
+        ),
+    ),
+    "multi_no_trailing": (
+        HEADER
+        + (
+            "ok = isinstance(\n"
+            "    spec,\n"
+            "    (\n"
+            "        FullAttentionSpec,\n"
+            "        MLAAttentionSpec\n"
+            "    ),\n"
+            ")\n"
+        ),
+        FIXED_HEADER
+        + (
+            "ok = isinstance(\n"
+            "    spec,\n"
+            "    (\n"
+            "        FullAttentionSpec,\n"
+            "        MLAAttentionSpec,\n"
+            "        SlidingWindowMLASpec\n"
+            "    ),\n"
+            ")\n"
+        ),
+    ),
+    "comment_after": (
+        HEADER
+        + (
+            "ok = isinstance(\n"
+            "    spec,\n"
+            "    (\n"
+            "        MLAAttentionSpec,  # the MLA layout\n"
+            "        FullAttentionSpec,\n"
+            "    ),\n"
+            ")\n"
+        ),
+        FIXED_HEADER
+        + (
+            "ok = isinstance(\n"
+            "    spec,\n"
+            "    (\n"
+            "        MLAAttentionSpec,  # the MLA layout\n"
+            "        SlidingWindowMLASpec,\n"
+            "        FullAttentionSpec,\n"
+            "    ),\n"
+            ")\n"
+        ),
+    ),
+    "last_with_comment_no_comma": (
+        HEADER
+        + (
+            "ok = isinstance(\n"
+            "    spec,\n"
+            "    (\n"
+            "        FullAttentionSpec,\n"
+            "        MLAAttentionSpec  # the MLA layout\n"
+            "    ),\n"
+            ")\n"
+        ),
+        FIXED_HEADER
+        + (
+            "ok = isinstance(\n"
+            "    spec,\n"
+            "    (\n"
+            "        FullAttentionSpec,\n"
+            "        MLAAttentionSpec,  # the MLA layout\n"
+            "        SlidingWindowMLASpec\n"
+            "    ),\n"
+            ")\n"
+        ),
+    ),
+    "hanging": (
+        HEADER
+        + (
+            "ok = isinstance(spec, (FullAttentionSpec,\n"
+            "                      MLAAttentionSpec))\n"
+        ),
+        FIXED_HEADER
+        + (
+            "ok = isinstance(spec, (FullAttentionSpec,\n"
+            "                      MLAAttentionSpec,\n"
+            "                      SlidingWindowMLASpec))\n"
+        ),
+    ),
+    "union": (
+        HEADER + ("ok = isinstance(spec, FullAttentionSpec | MLAAttentionSpec)\n"),
+        FIXED_HEADER
+        + (
+            "ok = isinstance(spec, FullAttentionSpec | MLAAttentionSpec | SlidingWindowMLASpec)\n"
+        ),
+    ),
+    "set_exact": (
+        HEADER + ("ok = type(spec) in {FullAttentionSpec, MLAAttentionSpec}\n"),
+        FIXED_HEADER
+        + (
+            "ok = type(spec) in {FullAttentionSpec, MLAAttentionSpec, SlidingWindowMLASpec}\n"
+        ),
+    ),
+    "is_exact": (
+        HEADER + ("ok = type(spec) is not MLAAttentionSpec\n"),
+        FIXED_HEADER
+        + ("ok = type(spec) not in (MLAAttentionSpec, SlidingWindowMLASpec)\n"),
+    ),
+    "match": (
+        HEADER
+        + (
+            "match spec:\n"
+            "    case FullAttentionSpec() | MLAAttentionSpec():\n"
+            "        pass\n"
+        ),
+        FIXED_HEADER
+        + (
+            "match spec:\n"
+            "    case FullAttentionSpec() | MLAAttentionSpec() | SlidingWindowMLASpec():\n"
+            "        pass\n"
+        ),
+    ),
+    "constant": (
+        HEADER
+        + ("MLA_LIKE = (\n    MLAAttentionSpec,\n)\nok = isinstance(spec, MLA_LIKE)\n"),
+        FIXED_HEADER
+        + (
+            "MLA_LIKE = (\n"
+            "    MLAAttentionSpec,\n"
+            "    SlidingWindowMLASpec,\n"
+            ")\n"
+            "ok = isinstance(spec, MLA_LIKE)\n"
+        ),
+    ),
+    "import_paren": (
+        (
+            "from vllm.v1.kv_cache_interface import (\n"
+            "    FullAttentionSpec,\n"
+            "    MLAAttentionSpec,\n"
+            ")\n"
+            "ok = isinstance(spec, MLAAttentionSpec)\n"
+        ),
+        (
+            "from vllm.v1.kv_cache_interface import (\n"
+            "    FullAttentionSpec,\n"
+            "    MLAAttentionSpec,\n"
+            "    SlidingWindowMLASpec,\n"
+            ")\n"
+            "ok = isinstance(spec, (MLAAttentionSpec, SlidingWindowMLASpec))\n"
+        ),
+    ),
+    "import_paren_no_trailing": (
+        (
+            "from vllm.v1.kv_cache_interface import (\n"
+            "    FullAttentionSpec,\n"
+            "    MLAAttentionSpec\n"
+            ")\n"
+            "ok = isinstance(spec, MLAAttentionSpec)\n"
+        ),
+        (
+            "from vllm.v1.kv_cache_interface import (\n"
+            "    FullAttentionSpec,\n"
+            "    MLAAttentionSpec,\n"
+            "    SlidingWindowMLASpec\n"
+            ")\n"
+            "ok = isinstance(spec, (MLAAttentionSpec, SlidingWindowMLASpec))\n"
+        ),
+    ),
+    "import_alias": (
+        (
+            "from vllm.v1.kv_cache_interface import MLAAttentionSpec as MLA\n"
+            "ok = isinstance(spec, MLA)\n"
+        ),
+        (
+            "from vllm.v1.kv_cache_interface import MLAAttentionSpec as MLA\n"
+            "from vllm.v1.kv_cache_interface import SlidingWindowMLASpec\n"
+            "ok = isinstance(spec, (MLA, SlidingWindowMLASpec))\n"
+        ),
+    ),
+    "nested_block": (
+        HEADER
+        + (
+            "def f(spec):\n"
+            "    if True:\n"
+            "        return isinstance(\n"
+            "            spec,\n"
+            "            (\n"
+            "                FullAttentionSpec,\n"
+            "                MLAAttentionSpec,\n"
+            "            ),\n"
+            "        )\n"
+        ),
+        FIXED_HEADER
+        + (
+            "def f(spec):\n"
+            "    if True:\n"
+            "        return isinstance(\n"
+            "            spec,\n"
+            "            (\n"
+            "                FullAttentionSpec,\n"
+            "                MLAAttentionSpec,\n"
+            "                SlidingWindowMLASpec,\n"
+            "            ),\n"
+            "        )\n"
+        ),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_the_edit_keeps_the_existing_layout(name):
+    source, expected = CASES[name]
+    outcome = fix_source(source, "x.py", Config(), formatter=None, unsafe=True)
+    assert outcome.failure is None
+    assert outcome.text == expected
