@@ -1,0 +1,298 @@
+"""The fact walker on its own (model/facts.py): for the last class test in a
+function, every fact it yields, written out as (test, holds, key, about the
+elements, decision)."""
+
+from __future__ import annotations
+
+import textwrap
+
+import libcst as cst
+import pytest
+
+from vllm_spec_lint.core.settings import Config
+from vllm_spec_lint.model.hierarchy import ClassHierarchy
+from vllm_spec_lint.model.semantic_model import SemanticModel
+from vllm_spec_lint.model.syntax import code_of, walk
+
+HEADER = (
+    "from vllm.v1.kv_cache_interface import (\n"
+    "    AttentionSpec,\n"
+    "    FullAttentionSpec,\n"
+    "    MLAAttentionSpec,\n"
+    "    SlidingWindowSpec,\n"
+    ")\n\n\n"
+)
+
+
+def facts(body: str, *, decision_only: bool = False) -> list[tuple]:
+    text = HEADER + textwrap.dedent(body)
+    module = cst.parse_module(text)
+    model = SemanticModel(
+        module,
+        text,
+        families=Config().families,
+        hierarchy=ClassHierarchy.default(),
+    )
+    checks = [
+        test
+        for node in walk(module)
+        if isinstance(node, (cst.Call, cst.Comparison))
+        and (test := model.tests.type_test(node))
+        and "MLAAttentionSpec" in code_of(test.classinfo)
+    ]
+    check = checks[-1]
+    found = model.facts.about(check.node, check.target, check.positive)
+    return [
+        (code_of(f.test.node), f.holds, f.key, f.elements, f.decision)
+        for f in found
+        if f.decision or not decision_only
+    ]
+
+
+FULL = "isinstance(s, FullAttentionSpec)"
+WINDOW = "isinstance(s, SlidingWindowSpec)"
+
+CASES = {
+    # -- the check's own decision --------------------------------------------
+    "or, before": (
+        "def f(s):\n    return isinstance(s, SlidingWindowSpec) or "
+        "isinstance(s, MLAAttentionSpec)\n",
+        [(WINDOW, False, "s", False, True)],
+    ),
+    "or, after": (
+        "def f(s):\n    return isinstance(s, MLAAttentionSpec) or "
+        "isinstance(s, SlidingWindowSpec)\n",
+        [(WINDOW, False, "s", False, True)],
+    ),
+    "negated check, and after": (
+        "def f(s):\n    return not isinstance(s, MLAAttentionSpec) and "
+        "not isinstance(s, SlidingWindowSpec)\n",
+        [(WINDOW, False, "s", False, True)],
+    ),
+    "or, before, negated operand: a guard": (
+        "def f(s):\n    return not isinstance(s, FullAttentionSpec) or "
+        "isinstance(s, MLAAttentionSpec)\n",
+        [(FULL, True, "s", False, False)],
+    ),
+    "and, before: a guard": (
+        "def f(s):\n    return isinstance(s, FullAttentionSpec) and "
+        "isinstance(s, MLAAttentionSpec)\n",
+        [(FULL, True, "s", False, False)],
+    ),
+    "and, after: nothing": (
+        "def f(s):\n    return isinstance(s, MLAAttentionSpec) and "
+        "isinstance(s, FullAttentionSpec)\n",
+        [],
+    ),
+    "not after an operator ends the chain": (
+        "def f(s):\n    return not (isinstance(s, MLAAttentionSpec) or x) or "
+        "isinstance(s, SlidingWindowSpec)\n",
+        [],
+    ),
+    "earlier elif branch": (
+        "def f(s):\n"
+        "    if isinstance(s, SlidingWindowSpec):\n        return 1\n"
+        "    elif isinstance(s, MLAAttentionSpec):\n        return 2\n",
+        [(WINDOW, False, "s", False, True)],
+    ),
+    "inside an elif body: a guard": (
+        "def f(s):\n"
+        "    if isinstance(s, SlidingWindowSpec):\n        return 1\n"
+        "    elif x:\n        return isinstance(s, MLAAttentionSpec)\n",
+        [(WINDOW, False, "s", False, False)],
+    ),
+    # -- guards --------------------------------------------------------------
+    "if body": (
+        "def f(s):\n    if isinstance(s, FullAttentionSpec):\n"
+        "        return isinstance(s, MLAAttentionSpec)\n",
+        [(FULL, True, "s", False, False)],
+    ),
+    "else body": (
+        "def f(s):\n    if isinstance(s, FullAttentionSpec):\n        return 0\n"
+        "    else:\n        return isinstance(s, MLAAttentionSpec)\n",
+        [(FULL, False, "s", False, False)],
+    ),
+    "conditional expression": (
+        "def f(s):\n    return isinstance(s, MLAAttentionSpec) if "
+        "isinstance(s, FullAttentionSpec) else 0\n",
+        [(FULL, True, "s", False, False)],
+    ),
+    "assert and early exit before": (
+        "def f(s):\n    assert isinstance(s, AttentionSpec)\n"
+        "    if isinstance(s, SlidingWindowSpec):\n        return 0\n"
+        "    return isinstance(s, MLAAttentionSpec)\n",
+        [
+            (WINDOW, False, "s", False, False),
+            ("isinstance(s, AttentionSpec)", True, "s", False, False),
+        ],
+    ),
+    "an assignment ends what is known": (
+        "def f(s, t):\n    assert isinstance(s, FullAttentionSpec)\n"
+        "    s, n = t, 1\n    return isinstance(s, MLAAttentionSpec)\n",
+        [],
+    ),
+    "guards in another function never count": (
+        "def f(s):\n    if isinstance(s, FullAttentionSpec):\n"
+        "        def g(s):\n            return isinstance(s, MLAAttentionSpec)\n",
+        [],
+    ),
+    # -- collections ---------------------------------------------------------
+    "all() before a loop": (
+        "def f(xs):\n    assert all(isinstance(v, FullAttentionSpec) for v in xs)\n"
+        "    for s in xs:\n        isinstance(s, MLAAttentionSpec)\n",
+        [("isinstance(v, FullAttentionSpec)", True, "xs", True, False)],
+    ),
+    "comprehension condition": (
+        "def f(xs):\n    return [isinstance(s, MLAAttentionSpec) for s in xs "
+        "if isinstance(s, FullAttentionSpec)]\n",
+        [(FULL, True, "s", False, False)],
+    ),
+    "list comprehension build": (
+        "def f(xs):\n    full = [s for s in xs if isinstance(s, FullAttentionSpec)]\n"
+        "    for s in full:\n        isinstance(s, MLAAttentionSpec)\n",
+        [(FULL, True, "full", True, False)],
+    ),
+    "dict comprehension, values": (
+        "def f(d):\n    full = {k: v for k, v in d.items() "
+        "if isinstance(v, FullAttentionSpec)}\n"
+        "    for s in full.values():\n        isinstance(s, MLAAttentionSpec)\n",
+        [("isinstance(v, FullAttentionSpec)", True, "full.values()", True, False)],
+    ),
+    "dict comprehension, keys": (
+        "def f(d):\n    full = {k: v for k, v in d.items() "
+        "if isinstance(v, FullAttentionSpec)}\n"
+        "    for s in full:\n        isinstance(s, MLAAttentionSpec)\n",
+        [],
+    ),
+    "a list comprehension has no values()": (
+        "def f(xs):\n    full = [s for s in xs if isinstance(s, FullAttentionSpec)]\n"
+        "    for s in full.values():\n        isinstance(s, MLAAttentionSpec)\n",
+        [],
+    ),
+    "subscript of a build": (
+        "def f(xs):\n    full = [s for s in xs if isinstance(s, FullAttentionSpec)]\n"
+        "    return isinstance(full[0], MLAAttentionSpec)\n",
+        [(FULL, True, "full[]", True, False)],
+    ),
+    "next(iter()) of a build": (
+        "def f(xs):\n    full = {s for s in xs if isinstance(s, FullAttentionSpec)}\n"
+        "    return isinstance(next(iter(full)), MLAAttentionSpec)\n",
+        [(FULL, True, "full", True, False)],
+    ),
+    "filter": (
+        "def f(xs):\n    full = filter(lambda s: isinstance(s, FullAttentionSpec), xs)\n"
+        "    for s in full:\n        isinstance(s, MLAAttentionSpec)\n",
+        [(FULL, True, "full", True, False)],
+    ),
+    "filter with two parameters: nothing": (
+        "def f(xs):\n    full = list(filter(lambda s, t: isinstance(s, "
+        "FullAttentionSpec), xs))\n"
+        "    for s in full:\n        isinstance(s, MLAAttentionSpec)\n",
+        [],
+    ),
+    "filter without a lambda: nothing": (
+        "def f(xs, keep):\n    full = list(filter(keep, xs))\n"
+        "    for s in full:\n        isinstance(s, MLAAttentionSpec)\n",
+        [],
+    ),
+    "appends under a test": (
+        "def f(xs):\n    full = []\n    for v in xs:\n"
+        "        if isinstance(v, FullAttentionSpec):\n            full.append(v)\n"
+        "    for s in full:\n        isinstance(s, MLAAttentionSpec)\n",
+        [("isinstance(v, FullAttentionSpec)", True, "full", True, False)],
+    ),
+    "two appends keep what both know": (
+        "def f(xs):\n    full = list()\n    for v in xs:\n"
+        "        assert isinstance(v, AttentionSpec)\n"
+        "        if isinstance(v, FullAttentionSpec):\n            full.append(v)\n"
+        "        else:\n            full.append(v)\n"
+        "    for s in full:\n        isinstance(s, MLAAttentionSpec)\n",
+        [("isinstance(v, AttentionSpec)", True, "full", True, False)],
+    ),
+    "adds to a set": (
+        "def f(xs):\n    full = set()\n    for v in xs:\n"
+        "        if isinstance(v, FullAttentionSpec):\n            full.add(v)\n"
+        "    for s in full:\n        isinstance(s, MLAAttentionSpec)\n",
+        [("isinstance(v, FullAttentionSpec)", True, "full", True, False)],
+    ),
+    "an append of a call's result: nothing known": (
+        "def f(xs):\n    full = []\n    for v in xs:\n"
+        "        if isinstance(v, FullAttentionSpec):\n            full.append(g(v))\n"
+        "    for s in full:\n        isinstance(s, MLAAttentionSpec)\n",
+        [],
+    ),
+    "extend: nothing known": (
+        "def f(xs):\n    full = []\n    for v in xs:\n"
+        "        if isinstance(v, FullAttentionSpec):\n            full.append(v)\n"
+        "    full.extend(xs)\n"
+        "    for s in full:\n        isinstance(s, MLAAttentionSpec)\n",
+        [],
+    ),
+    "append with a keyword: nothing known": (
+        "def f(xs):\n    full = []\n    for v in xs:\n"
+        "        if isinstance(v, FullAttentionSpec):\n            full.append(item=v)\n"
+        "    for s in full:\n        isinstance(s, MLAAttentionSpec)\n",
+        [],
+    ),
+    "reading the collection changes nothing": (
+        "def f(xs):\n    full = [s for s in xs if isinstance(s, FullAttentionSpec)]\n"
+        "    print(full.count(None), len(full))\n"
+        "    for s in full:\n        isinstance(s, MLAAttentionSpec)\n",
+        [(FULL, True, "full", True, False)],
+    ),
+    "appends to a collection not started empty: nothing": (
+        "def f(xs, ys):\n    full = ys\n    for v in xs:\n"
+        "        if isinstance(v, FullAttentionSpec):\n            full.append(v)\n"
+        "    for s in full:\n        isinstance(s, MLAAttentionSpec)\n",
+        [],
+    ),
+    "an append in a nested function does not count": (
+        "def f(xs):\n    full = [s for s in xs if isinstance(s, FullAttentionSpec)]\n"
+        "    def g(v):\n        full.append(v)\n"
+        "    for s in full:\n        isinstance(s, MLAAttentionSpec)\n",
+        [(FULL, True, "full", True, False)],
+    ),
+    # -- aliases -------------------------------------------------------------
+    "alias of the value": (
+        "def f(s):\n    assert isinstance(s, FullAttentionSpec)\n    t = s\n"
+        "    return isinstance(t, MLAAttentionSpec)\n",
+        [(FULL, True, "s", False, False)],
+    ),
+    "annotated alias of the value": (
+        "def f(s):\n    assert isinstance(s, FullAttentionSpec)\n"
+        "    t: AttentionSpec = s\n    return isinstance(t, MLAAttentionSpec)\n",
+        [(FULL, True, "s", False, False)],
+    ),
+    "alias of an element": (
+        "def f(xs):\n    full = [s for s in xs if isinstance(s, FullAttentionSpec)]\n"
+        "    t = full[0]\n    return isinstance(t, MLAAttentionSpec)\n",
+        [(FULL, True, "full[]", True, False)],
+    ),
+    "alias of the collection": (
+        "def f(xs):\n    full = [s for s in xs if isinstance(s, FullAttentionSpec)]\n"
+        "    chosen = full\n"
+        "    for s in chosen:\n        isinstance(s, MLAAttentionSpec)\n",
+        [(FULL, True, "full", True, False)],
+    ),
+    "alias of a call: nothing": (
+        "def f(s):\n    assert isinstance(s, FullAttentionSpec)\n    t = g(s)\n"
+        "    return isinstance(t, MLAAttentionSpec)\n",
+        [],
+    ),
+    "a bare annotation binds nothing": (
+        "def f(s):\n    assert isinstance(s, FullAttentionSpec)\n    s: AttentionSpec\n"
+        "    return isinstance(s, MLAAttentionSpec)\n",
+        [(FULL, True, "s", False, False)],
+    ),
+    "two targets: no alias": (
+        "def f(s):\n    assert isinstance(s, FullAttentionSpec)\n    t = u = s\n"
+        "    return isinstance(t, MLAAttentionSpec)\n",
+        [],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_facts_at_the_check(name):
+    body, expected = CASES[name]
+    assert facts(body) == expected
