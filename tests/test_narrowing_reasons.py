@@ -1,0 +1,172 @@
+"""The three reasons (model/narrowing.py) asked directly, for the last check
+against MLAAttentionSpec in a function: the exact text, or None."""
+
+from __future__ import annotations
+
+import libcst as cst
+import pytest
+
+from vllm_spec_lint.core.settings import Config
+from vllm_spec_lint.model.hierarchy import ClassHierarchy
+from vllm_spec_lint.model.semantic_model import SemanticModel
+from vllm_spec_lint.model.syntax import code_of, walk
+
+HEADER = (
+    "from vllm.v1.kv_cache_interface import (\n"
+    "    FullAttentionSpec,\n"
+    "    MLAAttentionSpec,\n"
+    "    SlidingWindowMLASpec,\n"
+    ")\n"
+)
+COMPANION = "vllm.v1.kv_cache_interface.SlidingWindowMLASpec"
+
+
+def reason(body: str) -> str | None:
+    text = HEADER + body
+    module = cst.parse_module(text)
+    model = SemanticModel(
+        module, text, families=Config().families, hierarchy=ClassHierarchy.default()
+    )
+    [family] = model.families
+    check = [
+        test
+        for node in walk(module)
+        if isinstance(node, (cst.Call, cst.Comparison))
+        and (test := model.tests.type_test(node))
+        and "MLAAttentionSpec" in code_of(test.classinfo)
+        and "SlidingWindowMLASpec" not in code_of(test.classinfo)
+    ][-1]
+    return model.narrowing.reason(
+        check.node, check.target, family, [COMPANION], check.positive
+    )
+
+
+CASES = {
+    # -- loud failures ---------------------------------------------------------
+    "assert": (
+        "assert isinstance(s, MLAAttentionSpec)\n",
+        "assert: a failing assert is loud, not a silent misclassification",
+    ),
+    "assert not": ("assert not isinstance(s, MLAAttentionSpec)\n", None),
+    "assert not not": (
+        "assert not not isinstance(s, MLAAttentionSpec)\n",
+        "assert: a failing assert is loud, not a silent misclassification",
+    ),
+    "assert with and": (
+        "assert s and isinstance(s, MLAAttentionSpec)\n",
+        "assert: a failing assert is loud, not a silent misclassification",
+    ),
+    "assert with or": ("assert s or isinstance(s, MLAAttentionSpec)\n", None),
+    "assert all()": (
+        "assert all(isinstance(s, MLAAttentionSpec) for s in specs)\n",
+        "assert: a failing assert is loud, not a silent misclassification",
+    ),
+    "assert any()": (
+        "assert any(isinstance(s, MLAAttentionSpec) for s in specs)\n",
+        None,
+    ),
+    "if not ...: raise": (
+        "if not isinstance(s, MLAAttentionSpec):\n    raise TypeError(s)\n",
+        "raise: the code raises when the check fails, loudly",
+    ),
+    "if not not ...: raise": (
+        "if not not isinstance(s, MLAAttentionSpec):\n    raise TypeError(s)\n",
+        None,
+    ),
+    "if not ...: return": (
+        "if not isinstance(s, MLAAttentionSpec):\n    return None\n",
+        None,
+    ),
+    "if ...: raise": (
+        "if isinstance(s, MLAAttentionSpec):\n    raise TypeError(s)\n",
+        None,
+    ),
+    "a negative check is never loud": (
+        "assert type(s) is not MLAAttentionSpec\n",
+        None,
+    ),
+    # -- deliberate ----------------------------------------------------------
+    "tested for the companion elsewhere": (
+        "def f(s):\n"
+        "    if isinstance(s, SlidingWindowMLASpec):\n        log(s)\n"
+        "    x = 1\n"
+        "    return isinstance(s, MLAAttentionSpec)\n",
+        "deliberate: line 7 tests `s` for SlidingWindowMLASpec",
+    ),
+    "tested after, on the same collection's values": (
+        "def f(d):\n"
+        "    a = any(isinstance(v, MLAAttentionSpec) for v in d.values())\n"
+        "    b = any(isinstance(w, SlidingWindowMLASpec) for w in d.values())\n",
+        "deliberate: line 8 tests `w` for SlidingWindowMLASpec",
+    ),
+    "the collection rebound in between": (
+        "def f(d, e):\n"
+        "    a = any(isinstance(v, MLAAttentionSpec) for v in d.values())\n"
+        "    d = e\n"
+        "    b = any(isinstance(w, SlidingWindowMLASpec) for w in d.values())\n",
+        None,
+    ),
+    "rebound on the line of the other test": (
+        "def f(s, t):\n"
+        "    if isinstance(s, SlidingWindowMLASpec): s = t\n"
+        "    return isinstance(s, MLAAttentionSpec)\n",
+        None,
+    ),
+    "rebound before both tests": (
+        "def f(s, t):\n"
+        "    s = t\n"
+        "    if isinstance(s, SlidingWindowMLASpec):\n        log(s)\n"
+        "    return isinstance(s, MLAAttentionSpec)\n",
+        "deliberate: line 8 tests `s` for SlidingWindowMLASpec",
+    ),
+    "rebound after both tests": (
+        "def f(s, t):\n"
+        "    if isinstance(s, SlidingWindowMLASpec):\n        log(s)\n"
+        "    ok = isinstance(s, MLAAttentionSpec)\n"
+        "    s = t\n",
+        "deliberate: line 7 tests `s` for SlidingWindowMLASpec",
+    ),
+    "a test in a nested function does not count": (
+        "def f(s):\n"
+        "    def g(s):\n        return isinstance(s, SlidingWindowMLASpec)\n"
+        "    return isinstance(s, MLAAttentionSpec)\n",
+        None,
+    ),
+    "a nested class does not count at module level": (
+        "class C:\n    ok = isinstance(s, SlidingWindowMLASpec)\n"
+        "ok = isinstance(s, MLAAttentionSpec)\n",
+        None,
+    ),
+    "module level": (
+        "if isinstance(s, SlidingWindowMLASpec):\n    pass\n"
+        "ok = isinstance(s, MLAAttentionSpec)\n",
+        "deliberate: line 6 tests `s` for SlidingWindowMLASpec",
+    ),
+    "a call's result is not the same value": (
+        "def f():\n"
+        "    if isinstance(g(), SlidingWindowMLASpec):\n        return 1\n"
+        "    return isinstance(g(), MLAAttentionSpec)\n",
+        None,
+    ),
+    # -- narrowed --------------------------------------------------------------
+    "narrowed, the guard's text shortened": (
+        "def f(spec_with_a_long_name_for_the_test):\n"
+        "    if isinstance(spec_with_a_long_name_for_the_test, (FullAttentionSpec,)):\n"
+        "        return isinstance(spec_with_a_long_name_for_the_test, MLAAttentionSpec)\n",
+        "narrowed: `isinstance(spec_with_a_long_name_for_the_test, (FullAtten...` "
+        "(line 7) already excludes SlidingWindowMLASpec",
+    ),
+    "narrowed, a guard of exactly 60 characters kept whole": (
+        "def f(spec_of_twenty_nine_chars_abc):\n"
+        "    if isinstance(spec_of_twenty_nine_chars_abc, FullAttentionSpec):\n"
+        "        return isinstance(spec_of_twenty_nine_chars_abc, MLAAttentionSpec)\n",
+        "narrowed: `isinstance(spec_of_twenty_nine_chars_abc, FullAttentionSpec)` "
+        "(line 7) already excludes SlidingWindowMLASpec",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_the_reason_for_the_check(name):
+    body, expected = CASES[name]
+    assert reason(body) == expected
