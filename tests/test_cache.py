@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import run_cli
 from vllm_spec_lint.core.findings import Finding
 from vllm_spec_lint.core.settings import Config
 from vllm_spec_lint.edges import cache, runner
@@ -161,8 +162,27 @@ def test_the_cache_folder_is_marked_as_a_cache(tmp_path):
     results.put(results.key("w.py", None, b""), [], [])
     top = tmp_path / cache.CACHE_DIR
     assert (top / ".gitignore").read_text() == "# Created by vllm-spec-lint.\n*\n"
-    assert (
-        (top / "CACHEDIR.TAG")
-        .read_text()
-        .startswith("Signature: 8a477f597d28d172789f06886806bc55\n")
+    assert (top / "CACHEDIR.TAG").read_text() == (
+        "Signature: 8a477f597d28d172789f06886806bc55\n"
+        "# This file is a cache directory tag created by vllm-spec-lint.\n"
+    )
+
+
+def test_files_known_clean_are_read_again_when_the_families_change(tmp_path):
+    # ShortConvSpec is no anchor at first: the file is recorded as clean.
+    (tmp_path / "w.py").write_text(
+        "from vllm.v1.kv_cache_interface import ShortConvSpec\n"
+        "ok = isinstance(spec, ShortConvSpec)\n"
+    )
+    first = run_cli("check", "--output-format", "concise", ".", cwd=tmp_path)
+    assert first.returncode == 0, first.stdout + first.stderr
+    (tmp_path / "pyproject.toml").write_text(
+        "[tool.vllm-spec-lint]\nextend-families = [\n"
+        '  { name = "conv", module = "vllm.v1.kv_cache_interface", '
+        'members = ["ShortConvSpec", "MambaSpec"] },\n]\n'
+    )
+    second = run_cli("check", "--output-format", "concise", ".", cwd=tmp_path)
+    assert second.stdout.splitlines()[0] == (
+        "w.py:2:23: VSL001 [*] isinstance() check against ShortConvSpec leaves out "
+        "MambaSpec"
     )
