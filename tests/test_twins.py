@@ -390,3 +390,87 @@ def test_discovery_adds_no_finding_on_vllm_0_33():
     )
     assert plain.returncode == discovering.returncode == 1
     assert discovering.stdout == plain.stdout
+
+
+TWIN_BY_ANNOTATIONS = textwrap.dedent(
+    """\
+    class KVCacheSpec:
+        block_size: int
+
+
+    def _pad(spec):
+        return spec
+
+
+    class LayoutSpec(KVCacheSpec):
+        cache_layout: KVCacheLayout = KVCacheLayout.NHD
+        scale_dtype: torch.dtype | None = None
+        alignment: int | None = None
+        model_version: str | None = None
+        padded: bool = False
+
+        def __post_init__(self):
+            _pad(self)
+
+
+    class TwinSpec(KVCacheSpec):
+        layout: KVCacheLayout = KVCacheLayout.NHD
+        dtype_of_scales: torch.dtype | None = None
+        alignment: int | None = None
+        model_version: str | None = None
+        compact: bool = False
+
+        def __post_init__(self):
+            _pad(self)
+            self.check()
+    """
+)
+
+
+def test_same_annotations_under_other_names_count_half():
+    # 2 shared fields + 2 for the helper + 0.5 each for KVCacheLayout and
+    # torch.dtype under other names (bool is a builtin: not counted) = 5.
+    [twin] = twins_of_module(TWIN_BY_ANNOTATIONS)
+    assert (twin.anchor, twin.companion, twin.score) == (
+        "m.LayoutSpec",
+        "m.TwinSpec",
+        5.0,
+    )
+    assert twin.evidence == (
+        "shares fields alignment, model_version",
+        "same annotations under other names: cache_layout/layout, "
+        "scale_dtype/dtype_of_scales",
+        "both call _pad in __post_init__",
+    )
+
+
+def test_without_the_annotations_the_pair_is_below_the_threshold():
+    source = TWIN_BY_ANNOTATIONS.replace(
+        "dtype_of_scales: torch.dtype | None = None", "dtype_of_scales: int = 0"
+    )
+    assert twins_of_module(source) == []
+
+
+def twins_of_module(source: str):
+    from vllm_spec_lint.model.hierarchy import read_class_bases
+
+    hierarchy = ClassHierarchy.default().with_module("m", read_class_bases(source), "m")
+    return discover_twins(
+        class_shapes(source, "m"), hierarchy.ancestors, "m.KVCacheSpec"
+    )
+
+
+def test_only_twins_of_one_module_whose_anchor_is_no_companion_join():
+    from vllm_spec_lint.model.hierarchy import Family
+    from vllm_spec_lint.model.twins import Twin, families_from
+
+    configured = (Family("mla", "m", ("A", "B")),)
+    twins = [
+        Twin("m.A", "m.B", 8.0, ("shares fields x, y",)),  # configured already
+        Twin("m.B", "m.C", 7.0, ("shares fields x, y",)),  # anchor is a companion
+        Twin("m.A", "other.D", 6.0, ("shares fields x, y",)),  # two modules
+        Twin("m.A", "m.C", 6.0, ("shares fields x, y", "both call f")),
+    ]
+    assert families_from(twins, configured) == (
+        Family("discovered:A/C", "m", ("A", "C"), evidence="same fields x, y"),
+    )
