@@ -107,6 +107,7 @@ def test_the_hierarchy_changes_the_fingerprint():
         "vllm.v1.kv_cache_interface",
         {"SlidingWindowMLASpec": ("MLAAttentionSpec",)},
         "kv_cache_interface.py",
+        "scanned tree",
     )
     assert cache.fingerprint(Config(), changed) != cache.fingerprint(Config(), default)
 

@@ -582,7 +582,9 @@ def test_narrowing_follows_the_trees_hierarchy():
         "MLAAttentionSpec": ("FullAttentionSpec",),
         "SlidingWindowMLASpec": ("FullAttentionSpec",),
     }
-    hierarchy = ClassHierarchy.default().with_module(KV_CACHE_INTERFACE, bases, "test")
+    hierarchy = ClassHierarchy.default().with_module(
+        KV_CACHE_INTERFACE, bases, "test", "scanned tree"
+    )
     suppressed, _, _ = CASES["and-conjunct"]
     assert len(analyse(suppressed, hierarchy=hierarchy).findings) == 1
 

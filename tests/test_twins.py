@@ -151,7 +151,7 @@ def tree(tmp_path: Path) -> Path:
 
 def twins_of(source: str):
     hierarchy = ClassHierarchy.default().with_module(
-        KV_CACHE_INTERFACE, read_class_bases(source), "test"
+        KV_CACHE_INTERFACE, read_class_bases(source), "test", "scanned tree"
     )
     shapes = class_shapes(source, KV_CACHE_INTERFACE)
     return discover_twins(
@@ -454,7 +454,9 @@ def test_without_the_annotations_the_pair_is_below_the_threshold():
 def twins_of_module(source: str):
     from vllm_spec_lint.model.hierarchy import read_class_bases
 
-    hierarchy = ClassHierarchy.default().with_module("m", read_class_bases(source), "m")
+    hierarchy = ClassHierarchy.default().with_module(
+        "m", read_class_bases(source), "m.py", "scanned tree"
+    )
     return discover_twins(
         class_shapes(source, "m"), hierarchy.ancestors, "m.KVCacheSpec"
     )
@@ -474,3 +476,125 @@ def test_only_twins_of_one_module_whose_anchor_is_no_companion_join():
     assert families_from(twins, configured) == (
         Family("discovered:A/C", "m", ("A", "C"), evidence="same fields x, y"),
     )
+
+
+SCORING = textwrap.dedent(
+    '''\
+    class KVCacheSpec:
+        block_size: int
+
+
+    def _pad(spec):
+        return spec
+
+
+    class ASpec(KVCacheSpec):
+        """The A layout."""
+
+        kind: KVCacheLayout = KVCacheLayout.NHD
+        scale: torch.dtype | None = None
+        extra: torch.dtype = torch.float16
+
+        def merge(cls, specs):
+            """Merge As."""
+            return cls(specs[0].block_size, specs[1])
+
+        @property
+        def prefix_cacheable(self) -> bool:
+            return False
+
+        def check(self):
+            _pad(1)
+
+
+    class BSpec(KVCacheSpec):
+        """Like the A layout, with B."""
+
+        layout: KVCacheLayout = KVCacheLayout.NHD
+        scale_dtype: torch.dtype | None = None
+        other: torch.dtype = torch.float32
+
+        def merge(cls, specs):
+            """Merge Bs: a docstring of its own."""
+            return cls(specs[0].block_size, specs[1])
+
+        @property
+        def prefix_cacheable(self) -> bool:
+            return False
+
+        def check(self):
+            _pad(1)
+    '''
+)
+
+
+def test_what_counts_and_what_does_not():
+    from vllm_spec_lint.model.twins import THRESHOLD
+
+    # No shared field and no shared helper: never proposed, whatever the score.
+    assert twins_of_module(SCORING) == []
+    shapes = {s.name: s for s in class_shapes(SCORING, "m")}
+    a, b = shapes["ASpec"], shapes["BSpec"]
+    # Docstrings are not part of a body; `return <constant>` bodies are None.
+    assert a.methods["merge"] == b.methods["merge"]
+    assert a.methods["prefix_cacheable"] is None
+    # A helper called without self is not one of the class's helpers.
+    assert a.helpers == {}
+    assert a.defaults == {
+        "kind": "KVCacheLayout.NHD",
+        "scale": "None",
+        "extra": "torch.float16",
+    }
+    assert THRESHOLD == 5.0
+
+
+def test_scores_add_up_from_each_signal():
+    from vllm_spec_lint.model.twins import _compare
+
+    shapes = {s.name: s for s in class_shapes(SCORING, "m")}
+    score, evidence, shared = _compare(shapes["ASpec"], shapes["BSpec"])
+    # kind/layout and scale/scale_dtype (0.5 each; extra/other differ in
+    # default), the bodies of check and merge (1 each; prefix_cacheable only
+    # returns a constant), BSpec's docstring names A (1); check calls _pad
+    # without self, so no helper.
+    assert (score, shared) == (4.0, 0)
+    assert evidence == [
+        "same annotations under other names: kind/layout, scale/scale_dtype",
+        "same body: check, merge",
+        "BSpec's docstring names A",
+    ]
+
+
+def test_hierarchy_sources_are_described_with_their_origin():
+    hierarchy = ClassHierarchy.default()
+    assert hierarchy.described_sources() == "built-in defaults"
+    read = hierarchy.with_module("m", {"X": ()}, "/v/m.py", "vllm-source")
+    assert read.described_sources() == "vllm-source: /v/m.py"
+    plugin = hierarchy.with_classes(
+        {"p.Mine": (f"{KV_CACHE_INTERFACE}.MLAAttentionSpec",)},
+        "1 classes",
+        "scanned files",
+    )
+    assert plugin.described_sources() == "built-in defaults, scanned files: 1 classes"
+    assert plugin.bases["p.Mine"] == (f"{KV_CACHE_INTERFACE}.MLAAttentionSpec",)
+    assert plugin.bases[f"{KV_CACHE_INTERFACE}.MLAAttentionSpec"] == (
+        f"{KV_CACHE_INTERFACE}.FullAttentionSpec",
+    )
+    assert plugin.origins == ("built-in defaults", "scanned files")
+
+
+def with_shared_fields(count: int) -> str:
+    fields = "".join(f"    shared_{i}: int = 0\n" for i in range(count))
+    return SCORING.replace(
+        '    """The A layout."""\n', '    """The A layout."""\n' + fields
+    ).replace(
+        '    """Like the A layout, with B."""\n',
+        '    """Like the A layout, with B."""\n' + fields,
+    )
+
+
+def test_a_pair_needs_two_shared_fields_or_a_helper():
+    # 4 points + 1 shared field = 5, but one field alone is not enough.
+    assert twins_of_module(with_shared_fields(1)) == []
+    [twin] = twins_of_module(with_shared_fields(2))
+    assert (twin.anchor, twin.companion, twin.score) == ("m.ASpec", "m.BSpec", 6.0)

@@ -87,7 +87,7 @@ class ClassHierarchy:
         module: str,
         bases: Mapping[str, tuple[str, ...]],
         source: str,
-        origin: str = "scanned tree",
+        origin: str,
     ) -> ClassHierarchy:
         """This hierarchy with ``module``'s classes replaced by ``bases``."""
         kept = {c: b for c, b in self.bases.items() if not c.startswith(module + ".")}
