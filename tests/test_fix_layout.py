@@ -238,6 +238,107 @@ CASES = {
             "        )\n"
         ),
     ),
+    "parenthesized_anchor": (
+        HEADER + ("ok = isinstance(spec, (MLAAttentionSpec))\n"),
+        FIXED_HEADER
+        + ("ok = isinstance(spec, (MLAAttentionSpec, SlidingWindowMLASpec))\n"),
+    ),
+    "parenthesized_in_tuple": (
+        HEADER + ("ok = isinstance(spec, (FullAttentionSpec, (MLAAttentionSpec)))\n"),
+        FIXED_HEADER
+        + (
+            "ok = isinstance(spec, (FullAttentionSpec, (MLAAttentionSpec), SlidingWindowMLASpec))\n"
+        ),
+    ),
+    "match_parenthesized": (
+        HEADER + ("match spec:\n    case (MLAAttentionSpec()):\n        pass\n"),
+        FIXED_HEADER
+        + (
+            "match spec:\n"
+            "    case (MLAAttentionSpec() | SlidingWindowMLASpec()):\n"
+            "        pass\n"
+        ),
+    ),
+    "match_as": (
+        HEADER + ("match spec:\n    case MLAAttentionSpec() as mla:\n        pass\n"),
+        FIXED_HEADER
+        + (
+            "match spec:\n"
+            "    case MLAAttentionSpec() | SlidingWindowMLASpec() as mla:\n"
+            "        pass\n"
+        ),
+    ),
+    "last_comment_trailing": (
+        HEADER
+        + (
+            "ok = isinstance(\n"
+            "    spec,\n"
+            "    (\n"
+            "        FullAttentionSpec,\n"
+            "        MLAAttentionSpec,  # the MLA layout\n"
+            "    ),\n"
+            ")\n"
+        ),
+        FIXED_HEADER
+        + (
+            "ok = isinstance(\n"
+            "    spec,\n"
+            "    (\n"
+            "        FullAttentionSpec,\n"
+            "        MLAAttentionSpec,  # the MLA layout\n"
+            "        SlidingWindowMLASpec,\n"
+            "    ),\n"
+            ")\n"
+        ),
+    ),
+    "hanging_first": (
+        HEADER
+        + (
+            "ok = isinstance(spec, (MLAAttentionSpec,\n"
+            "                      FullAttentionSpec))\n"
+        ),
+        FIXED_HEADER
+        + (
+            "ok = isinstance(spec, (MLAAttentionSpec,\n"
+            "                      SlidingWindowMLASpec,\n"
+            "                      FullAttentionSpec))\n"
+        ),
+    ),
+    "tab_indented": (
+        HEADER
+        + (
+            "def f(spec):\n"
+            "\treturn isinstance(\n"
+            "\t\tspec,\n"
+            "\t\t(\n"
+            "\t\t\tFullAttentionSpec,\n"
+            "\t\t\tMLAAttentionSpec,\n"
+            "\t\t),\n"
+            "\t)\n"
+        ),
+        FIXED_HEADER
+        + (
+            "def f(spec):\n"
+            "\treturn isinstance(\n"
+            "\t\tspec,\n"
+            "\t\t(\n"
+            "\t\t\tFullAttentionSpec,\n"
+            "\t\t\tMLAAttentionSpec,\n"
+            "\t\t\tSlidingWindowMLASpec,\n"
+            "\t\t),\n"
+            "\t)\n"
+        ),
+    ),
+    "import_between_lower": (
+        (
+            "from vllm.v1.kv_cache_interface import MLAAttentionSpec, get_kv_cache_spec, KV_CONSTANT\n"
+            "ok = isinstance(spec, MLAAttentionSpec)\n"
+        ),
+        (
+            "from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowMLASpec, get_kv_cache_spec, KV_CONSTANT\n"
+            "ok = isinstance(spec, (MLAAttentionSpec, SlidingWindowMLASpec))\n"
+        ),
+    ),
 }
 
 
@@ -247,3 +348,17 @@ def test_the_edit_keeps_the_existing_layout(name):
     outcome = fix_source(source, "x.py", Config(), formatter=None, unsafe=True)
     assert outcome.failure is None
     assert outcome.text == expected
+
+
+def test_an_exact_comparison_becomes_membership_unsafely():
+    from vllm_spec_lint.core.analysis import analyze_source
+
+    source = HEADER + "ok = type(spec) is MLAAttentionSpec\n"
+    [finding] = analyze_source(source, "x.py", Config()).findings
+    assert finding.fix.applicability == "unsafe"
+    assert (
+        finding.fix.message == "Compare with (MLAAttentionSpec, SlidingWindowMLASpec)"
+    )
+    assert finding.fix.edits[0].content == (
+        "type(spec) in (MLAAttentionSpec, SlidingWindowMLASpec)"
+    )
