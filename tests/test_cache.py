@@ -3,6 +3,8 @@ and that a warm run is served from it rather than analysing again."""
 
 from __future__ import annotations
 
+import json
+import os
 from dataclasses import replace
 from pathlib import Path
 
@@ -187,3 +189,17 @@ def test_files_known_clean_are_read_again_when_the_families_change(tmp_path):
         "w.py:2:23: VSL001 [*] isinstance() check against ShortConvSpec leaves out "
         "MambaSpec"
     )
+
+
+def test_a_file_name_that_is_not_utf8_is_cached_by_its_bytes(tmp_path):
+    # Linux file names are bytes; Python hands this one over with a surrogate.
+    name = os.fsdecode(b"worker_\xff.py")
+    (tmp_path / name).write_text(
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
+        "ok = isinstance(spec, MLAAttentionSpec)\n"
+    )
+    cold = run_cli("check", "--output-format", "json", ".", cwd=tmp_path)
+    warm = run_cli("check", "--output-format", "json", ".", cwd=tmp_path)
+    assert cold.returncode == warm.returncode == 1, cold.stderr + warm.stderr
+    assert warm.stdout == cold.stdout
+    assert [f["code"] for f in json.loads(warm.stdout)] == ["VSL001"]
