@@ -184,6 +184,7 @@ def main() -> int:
             cpu[name].append(used)
             if name == "check, cold":
                 rss.append(peak)
+            if name.endswith(", cold"):
                 timed(warm_check(), tree)  # refill for "check, warm"
             step = f"[{round_ + 1}/{args.repeat}]"
             print(f"{step} {name}: {elapsed:.2f} s, {used:.2f} s CPU", file=sys.stderr)

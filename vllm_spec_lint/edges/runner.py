@@ -22,7 +22,7 @@ from vllm_spec_lint.edges.files import (
     write_atomically,
 )
 from vllm_spec_lint.edges.hierarchy_sources import load_hierarchy
-from vllm_spec_lint.edges.spec_classes import with_spec_classes
+from vllm_spec_lint.edges.spec_classes import reads_spec_classes, with_spec_classes
 from vllm_spec_lint.model.hierarchy import ClassHierarchy, read_class_bases
 from vllm_spec_lint.repair.formatting import FormatterChoice
 from vllm_spec_lint.repair.formatting import choose as choose_formatter
@@ -192,15 +192,16 @@ class _Analyses:
     file on, in a pool of ``jobs`` worker processes started then, which
     import the analysis while the main process reads on."""
 
-    def __init__(self, task: Callable[[Path, bytes], FileResult], jobs: int):
+    def __init__(self, task: Callable[[Path, bytes], FileResult] | None, jobs: int):
         self.task = task
         self.jobs = jobs
         self.pool = None
         # Per file: its bytes (analysed here, later) or a Future.
         self.handles: list[tuple[Path, object]] = []
 
-    def add(self, path: Path, source: bytes) -> None:
-        if self.jobs > 1 and self.pool is None and self.handles:
+    def start(self) -> None:
+        """Start the worker pool now (they import the analysis meanwhile)."""
+        if self.jobs > 1 and self.pool is None:
             import multiprocessing
             from concurrent.futures import ProcessPoolExecutor
 
@@ -210,6 +211,10 @@ class _Analyses:
             self.pool = ProcessPoolExecutor(
                 self.jobs, mp_context=context, initializer=_load_analysis
             )
+
+    def add(self, path: Path, source: bytes) -> None:
+        if self.jobs > 1 and self.pool is None and self.handles:
+            self.start()
             first_path, first_source = self.handles[0]
             self.handles[0] = (
                 first_path,
@@ -310,6 +315,10 @@ def run(
         preread[name] = read_source(name)
         return preread[name]
 
+    analyses = _Analyses(None, jobs or os.cpu_count() or 1)
+    if len(files) > 1 and reads_spec_classes(config, hierarchy):
+        # The workers start (importing the analysis) while this reads.
+        analyses.start()
     config, hierarchy = with_spec_classes(
         config, files, hierarchy, warnings, read_and_keep
     )
@@ -318,10 +327,9 @@ def run(
     cache = ResultCache(config.root, config, hierarchy) if use_cache else None
     clean = CleanFiles(config.root, config) if use_cache else None
     results: list[FileResult | None] = [None] * len(files)
-    task = functools.partial(
+    analyses.task = functools.partial(
         analyze_file, config=config, hierarchy=hierarchy, mode=mode
     )
-    analyses = _Analyses(task, jobs or os.cpu_count() or 1)
     analysed: list[tuple[int, str | None]] = []  # (index, cache key)
     done = 0
 

@@ -62,8 +62,14 @@ def read_spec_classes(
     known = {short_name(c): c for c in hierarchy.classes()}
     known.update({s.name: s.qualname for s in shapes})
     encoded = frozenset(n.encode() for n in known)
+    # Only names that end like a family module can be one: no abspath for
+    # the thousands of others.
+    family_suffixes = tuple(f"/{f.module_path}" for f in config.families)
     for name in files:
-        if family_files and os.path.abspath(name) in family_files:
+        if (
+            name.replace(os.sep, "/").endswith(family_suffixes)
+            and os.path.abspath(name) in family_files
+        ):
             continue
         try:
             source = read(name)
@@ -107,7 +113,7 @@ def with_spec_classes(
     is not vLLM itself: vLLM defines its spec classes in the family module),
     and with ``discover-families`` the discovered twins join the families."""
     plugin = "scanned tree" not in hierarchy.origins
-    if not files or not (plugin or config.discover_families):
+    if not files or not reads_spec_classes(config, hierarchy):
         if config.discover_families:
             return with_discovered(config, files, hierarchy, warnings, read), hierarchy
         return config, hierarchy
@@ -133,6 +139,11 @@ def with_spec_classes(
         if joined:
             config = replace(config, families=config.families + joined)
     return config, hierarchy
+
+
+def reads_spec_classes(config: Config, hierarchy: ClassHierarchy) -> bool:
+    """Whether the scanned files are read for spec classes before the run."""
+    return config.discover_families or "scanned tree" not in hierarchy.origins
 
 
 def with_discovered(
