@@ -211,6 +211,7 @@ class _Analyses:
             self.pool = ProcessPoolExecutor(
                 self.jobs, mp_context=context, initializer=_load_analysis
             )
+            self.pool.submit(int)  # the processes start at the first task
 
     def add(self, path: Path, source: bytes) -> None:
         if self.jobs > 1 and self.pool is None and self.handles:
