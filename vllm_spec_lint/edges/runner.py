@@ -22,7 +22,7 @@ from vllm_spec_lint.edges.files import (
     write_atomically,
 )
 from vllm_spec_lint.edges.hierarchy_sources import load_hierarchy
-from vllm_spec_lint.edges.spec_classes import reads_spec_classes, with_spec_classes
+from vllm_spec_lint.edges.spec_classes import with_spec_classes
 from vllm_spec_lint.model.hierarchy import ClassHierarchy, read_class_bases
 from vllm_spec_lint.repair.formatting import FormatterChoice
 from vllm_spec_lint.repair.formatting import choose as choose_formatter
@@ -317,8 +317,9 @@ def run(
         return preread[name]
 
     analyses = _Analyses(None, jobs or os.cpu_count() or 1)
-    if len(files) > 1 and reads_spec_classes(config, hierarchy):
-        # The workers start (importing the analysis) while this reads.
+    if len(files) > 1 and config.discover_families:
+        # Discovery reads every file first: the workers start (importing the
+        # analysis) meanwhile. Not otherwise: a run may parse nothing at all.
         analyses.start()
     config, hierarchy = with_spec_classes(
         config, files, hierarchy, warnings, read_and_keep
