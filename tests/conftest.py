@@ -128,3 +128,28 @@ def skip_unreachable(error: IndexUnreachable):
     if os.environ.get("VSL_REQUIRE_RELEASES") == "1":
         pytest.fail(f"VSL_REQUIRE_RELEASES=1 and {error}")
     pytest.skip(str(error))
+
+
+def last_check(text: str, *, exclude: str | None = None):
+    """The semantic model of ``text`` and its last class test naming
+    MLAAttentionSpec (and not ``exclude``), for the model's own tests."""
+    import libcst as cst
+
+    from vllm_spec_lint.core.settings import Config
+    from vllm_spec_lint.model.hierarchy import ClassHierarchy
+    from vllm_spec_lint.model.semantic_model import SemanticModel
+    from vllm_spec_lint.model.syntax import code_of, walk
+
+    module = cst.parse_module(text)
+    model = SemanticModel(
+        module, text, families=Config().families, hierarchy=ClassHierarchy.default()
+    )
+    checks = [
+        test
+        for node in walk(module)
+        if isinstance(node, (cst.Call, cst.Comparison))
+        and (test := model.tests.type_test(node))
+        and "MLAAttentionSpec" in code_of(test.classinfo)
+        and (exclude is None or exclude not in code_of(test.classinfo))
+    ]
+    return model, checks[-1]

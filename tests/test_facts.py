@@ -6,13 +6,10 @@ from __future__ import annotations
 
 import textwrap
 
-import libcst as cst
 import pytest
 
-from vllm_spec_lint.core.settings import Config
-from vllm_spec_lint.model.hierarchy import ClassHierarchy
-from vllm_spec_lint.model.semantic_model import SemanticModel
-from vllm_spec_lint.model.syntax import code_of, walk
+from tests.conftest import last_check
+from vllm_spec_lint.model.syntax import code_of
 
 HEADER = (
     "from vllm.v1.kv_cache_interface import (\n"
@@ -25,22 +22,7 @@ HEADER = (
 
 
 def facts(body: str, *, decision_only: bool = False) -> list[tuple]:
-    text = HEADER + textwrap.dedent(body)
-    module = cst.parse_module(text)
-    model = SemanticModel(
-        module,
-        text,
-        families=Config().families,
-        hierarchy=ClassHierarchy.default(),
-    )
-    checks = [
-        test
-        for node in walk(module)
-        if isinstance(node, (cst.Call, cst.Comparison))
-        and (test := model.tests.type_test(node))
-        and "MLAAttentionSpec" in code_of(test.classinfo)
-    ]
-    check = checks[-1]
+    model, check = last_check(HEADER + textwrap.dedent(body))
     found = model.facts.about(check.node, check.target, check.positive)
     return [
         (code_of(f.test.node), f.holds, f.key, f.elements, f.decision)

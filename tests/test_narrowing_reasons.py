@@ -3,13 +3,9 @@ against MLAAttentionSpec in a function: the exact text, or None."""
 
 from __future__ import annotations
 
-import libcst as cst
 import pytest
 
-from vllm_spec_lint.core.settings import Config
-from vllm_spec_lint.model.hierarchy import ClassHierarchy
-from vllm_spec_lint.model.semantic_model import SemanticModel
-from vllm_spec_lint.model.syntax import code_of, walk
+from tests.conftest import last_check
 
 HEADER = (
     "from vllm.v1.kv_cache_interface import (\n"
@@ -22,20 +18,8 @@ COMPANION = "vllm.v1.kv_cache_interface.SlidingWindowMLASpec"
 
 
 def reason(body: str) -> str | None:
-    text = HEADER + body
-    module = cst.parse_module(text)
-    model = SemanticModel(
-        module, text, families=Config().families, hierarchy=ClassHierarchy.default()
-    )
+    model, check = last_check(HEADER + body, exclude="SlidingWindowMLASpec")
     [family] = model.families
-    check = [
-        test
-        for node in walk(module)
-        if isinstance(node, (cst.Call, cst.Comparison))
-        and (test := model.tests.type_test(node))
-        and "MLAAttentionSpec" in code_of(test.classinfo)
-        and "SlidingWindowMLASpec" not in code_of(test.classinfo)
-    ][-1]
     return model.narrowing.reason(
         check.node, check.target, family, [COMPANION], check.positive
     )

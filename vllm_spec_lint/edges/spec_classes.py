@@ -113,9 +113,7 @@ def with_spec_classes(
     is not vLLM itself: vLLM defines its spec classes in the family module),
     and with ``discover-families`` the discovered twins join the families."""
     plugin = "scanned tree" not in hierarchy.origins
-    if not files or not reads_spec_classes(config, hierarchy):
-        if config.discover_families:
-            return with_discovered(config, files, hierarchy, warnings, read), hierarchy
+    if not (config.discover_families or (plugin and files)):
         return config, hierarchy
     classes = read_spec_classes(files, config, hierarchy, warnings, read)
     if plugin:
@@ -139,26 +137,6 @@ def with_spec_classes(
         if joined:
             config = replace(config, families=config.families + joined)
     return config, hierarchy
-
-
-def reads_spec_classes(config: Config, hierarchy: ClassHierarchy) -> bool:
-    """Whether the scanned files are read for spec classes before the run."""
-    return config.discover_families or "scanned tree" not in hierarchy.origins
-
-
-def with_discovered(
-    config: Config,
-    files: list[str],
-    hierarchy: ClassHierarchy,
-    warnings: list[str],
-    read: Callable[[str], bytes] = read_source,
-) -> Config:
-    """``config`` with the discovered families added, when it asks for them."""
-    if not config.discover_families:
-        return config
-    twins, _ = discover(files, config, hierarchy, warnings, read)
-    joined = families_from(twins, config.families)
-    return replace(config, families=config.families + joined) if joined else config
 
 
 def _derives_from(source: bytes, names: frozenset[bytes]) -> bool:
