@@ -233,7 +233,20 @@ def _walk_body(scope: _Scope, body: cst.CSTNode) -> None:
         stack.extend(child_nodes(node))
 
 
+# The node types that bind or declare names: most nodes are none of them,
+# and one set lookup answers that faster than the isinstance chain below.
+_BINDING_KINDS = frozenset(
+    {
+        cst.AssignTarget, cst.AnnAssign, cst.AugAssign, cst.For, cst.NamedExpr,
+        cst.AsName, cst.Del, cst.Global, cst.Nonlocal, cst.MatchAs, cst.MatchStar,
+        cst.MatchMapping,
+    }
+)  # fmt: skip
+
+
 def _bind_statement_part(scope: _Scope, node: cst.CSTNode) -> None:
+    if type(node) not in _BINDING_KINDS:
+        return
     if isinstance(node, cst.AssignTarget):
         _bind_target(scope, node.target)
     elif isinstance(node, (cst.AnnAssign, cst.AugAssign, cst.For, cst.NamedExpr)):

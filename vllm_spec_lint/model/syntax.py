@@ -3,6 +3,7 @@ order, parents, an expression's code."""
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator
 
@@ -57,12 +58,20 @@ def child_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         names = _FIELDS[kind] = (*order, *(f for f in fields if f not in order))
     for name in names:
         value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
-            yield value
-        elif isinstance(value, (tuple, list)):
+        kind = type(value)
+        if kind is tuple or kind is list:
             for item in value:
-                if isinstance(item, cst.CSTNode):
+                if _is_node(type(item)):
                     yield item
+        elif _is_node(kind):
+            yield value
+
+
+@functools.cache
+def _is_node(kind: type) -> bool:
+    # isinstance() against libcst's abstract node class is slow, and walks
+    # ask it for every field of every node.
+    return issubclass(kind, cst.CSTNode)
 
 
 def walk(node: cst.CSTNode, prune: tuple[type, ...] = ()) -> Iterator[cst.CSTNode]:
