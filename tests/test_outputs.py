@@ -70,6 +70,8 @@ def test_sarif_is_valid_and_complete(tree, sarif_schema):
         "VSL002",
         "VSL003",
         "VSL004",
+        "VSL005",
+        "VSL006",
         "VSL900",
     ]
     assert "PR #45831" in rules[0]["help"]["text"]
@@ -163,11 +165,15 @@ def test_rules_lists_every_code():
         ["VSL002", "exact-type-leaves-out-companion"],
         ["VSL003", "match-class-leaves-out-companion"],
         ["VSL004", "constant-leaves-out-companion"],
+        ["VSL005", "class-name-leaves-out-companion"],
+        ["VSL006", "dispatch-leaves-out-companion"],
         ["VSL900", "unreadable-file"],
     ]
 
 
-@pytest.mark.parametrize("code", ["VSL001", "VSL002", "VSL003", "VSL004", "VSL900"])
+@pytest.mark.parametrize(
+    "code", ["VSL001", "VSL002", "VSL003", "VSL004", "VSL005", "VSL006", "VSL900"]
+)
 def test_explain(code):
     out = run_cli("explain", code.lower())
     assert out.returncode == 0

@@ -36,7 +36,8 @@ from vllm_spec_lint.core.settings import Config
 from vllm_spec_lint.model.hierarchy import ClassHierarchy, absolute_name, short_name
 from vllm_spec_lint.model.lines import NEWLINE, split_lines
 
-_TEST_CALLS = {"isinstance", "issubclass"}
+# any(): MRO scans, any(c.__name__ == "C" for c in type(x).__mro__).
+_TEST_CALLS = {"isinstance", "issubclass", "any"}
 # Names the rules resolve as builtins: a definition that rebinds one matters.
 _BUILTINS_USED = {"isinstance", "issubclass", "type", "all", "any", "frozenset"}
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -134,11 +135,22 @@ def _first_row(node: ast.AST) -> int:
 
 
 def _word(node: ast.AST) -> str | None:
+    """The name a node can stand for a class by: a name, an attribute, or
+    a string (tests by class name, VSL005)."""
     if isinstance(node, ast.Name):
         return node.id
     if isinstance(node, ast.Attribute):
         return node.attr
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
     return None
+
+
+def _is_table(node: ast.AST) -> bool:
+    """A dict display or ``dict(...)`` call: maybe a table keyed by classes."""
+    if isinstance(node, ast.Call):
+        return isinstance(node.func, ast.Name) and node.func.id == "dict"
+    return isinstance(node, ast.Dict)
 
 
 def _is_class_test(node: ast.AST) -> bool:
@@ -148,6 +160,20 @@ def _is_class_test(node: ast.AST) -> bool:
     if isinstance(node, ast.Call):
         return _word(node.func) in _TEST_CALLS
     return False
+
+
+# Names on the rows where dispatch on classes can be (VSL006): registrations
+# and MRO walks. The scan reads those rows too.
+_DISPATCH_WORDS = frozenset(
+    {"register", "singledispatch", "singledispatchmethod", "__mro__", "mro", "getmro"}
+)
+
+
+def _is_dispatch(node: ast.AST, aliases: set[str]) -> bool:
+    """A registration (``x.register``, ``@singledispatch`` or an alias of
+    it) or an MRO walk (``__mro__``, ``.mro()``, ``getmro``)."""
+    word = _word(node) if isinstance(node, (ast.Name, ast.Attribute)) else None
+    return word in _DISPATCH_WORDS or word in aliases
 
 
 def _classinfo_parts(test: ast.Call | ast.Compare) -> list[ast.AST]:
@@ -192,6 +218,7 @@ class _Scan:
         self.rebound: set[str] = set()
         self.aliases: set[str] = set()
         self.tests: list[tuple[int, ast.AST]] = []
+        self.dispatch_aliases: set[str] = set()
 
     def run(self, tree: ast.Module, rows: list[int]) -> None:
         # Each node with the scope it is in: "module", "class" or "function".
@@ -230,6 +257,12 @@ class _Scan:
                 self.rebound.add(name)
         if _is_class_test(node):
             self.tests.append((node.lineno, node))
+        elif _is_dispatch(node, self.dispatch_aliases):
+            # VSL006 reads every registration of a module together, and an
+            # MRO walk decides how a table is looked up: all of them stay.
+            self.candidates.append(node.lineno)
+        elif _is_table(node) and self._names_word(node):
+            self.candidates.append(node.lineno)
         elif isinstance(node, (ast.Assign, ast.AnnAssign)) and scope != "function":
             # A module or class constant naming an anchor (VSL004).
             if node.value is not None and self._names_word(node.value):
@@ -243,6 +276,9 @@ class _Scan:
             )
         for alias in node.names:
             bound = alias.asname or alias.name.partition(".")[0]
+            if alias.asname and alias.name in _DISPATCH_WORDS:
+                self.dispatch_aliases.add(alias.asname)
+                self.aliases.add(alias.asname)  # its rows are read too
             if alias.asname and alias.name in self.words | self.screen.covering_names:
                 self.aliases.add(alias.asname)
             # A name imported in a function or class is bound only there.
@@ -287,7 +323,7 @@ def relevant_source(text: str, tree: ast.Module, screen: Screen) -> Slice:
     newlines = [m.group() for m in breaks] + [""]
     line_starts = [0] + [m.end() for m in breaks]
     words = set(screen.anchors)
-    looked_for = words | screen.covering_names
+    looked_for = words | screen.covering_names | _DISPATCH_WORDS
     while True:
         scan = _Scan(screen, words)
         scan.run(tree, _rows_naming(text, looked_for, line_starts))
@@ -296,7 +332,11 @@ def relevant_source(text: str, tree: ast.Module, screen: Screen) -> Slice:
         if not new:
             break
         looked_for |= new
-        words |= {a for a in new if a not in screen.covering_names}
+        words |= {
+            a
+            for a in new
+            if a not in screen.covering_names and a not in scan.dispatch_aliases
+        }
     if not scan.candidates:
         return Slice("", [], has_candidates=False)
     candidates = scan.candidates

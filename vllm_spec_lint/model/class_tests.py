@@ -36,6 +36,11 @@ class TypeTest:
     exact: bool
     # False for ``is not`` / ``!=`` / ``not in``: true when the class differs.
     positive: bool = True
+    # How the test is written: "isinstance" (also issubclass), "type"
+    # (``type(x) is C``), "name" (``type(x).__name__ == "C"``) or "mro" (a
+    # scan of ``type(x).__mro__`` by class or by name). Each kind has its
+    # rule; facts and narrowing read them all alike.
+    kind: str = "isinstance"
 
     @property
     def named(self) -> frozenset[str]:
@@ -110,7 +115,7 @@ class ClassTests:
                 return TypeTest(
                     expr, target, classinfo, self.classinfo_refs(classinfo), exact=False
                 )
-            return None
+            return self._mro_scan(expr)
         if isinstance(expr, cst.Comparison) and len(expr.comparisons) == 1:
             comparison = expr.comparisons[0]
             kind = _COMPARISONS.get(type(comparison.operator))
@@ -118,6 +123,9 @@ class ClassTests:
                 return None
             positive, membership = kind
             left, right = expr.left, comparison.comparator
+            by_name = self._by_name(expr, left, right, positive, membership)
+            if by_name is not None:
+                return by_name
             target = self._type_of_target(left)
             classinfo = right
             if target is None and not membership:
@@ -129,9 +137,7 @@ class ClassTests:
             refs = self.classinfo_refs(classinfo)
             if not membership and len(refs) != 1:
                 return None
-            return TypeTest(
-                expr, target, classinfo, refs, exact=True, positive=positive
-            )
+            return TypeTest(expr, target, classinfo, refs, True, positive, kind="type")
         return None
 
     def _type_of_target(self, expr: cst.BaseExpression) -> cst.BaseExpression | None:
@@ -147,3 +153,143 @@ class ClassTests:
         if isinstance(expr, cst.Attribute) and expr.attr.value == "__class__":
             return expr.value
         return None
+
+    # -- tests by name and through the MRO ------------------------------------
+
+    def _by_name(self, expr, left, right, positive, membership) -> TypeTest | None:
+        """``type(x).__name__ == "C"`` (either side; ``!=``, ``in``, ``not in``
+        a display of strings), ``"C" in {c.__name__ for c in type(x).__mro__}``
+        and ``C in type(x).__mro__``."""
+        if membership:
+            target = self._mro_of(right)
+            if target is not None:  # C in type(x).__mro__
+                refs = self.classinfo_refs(left)
+                return TypeTest(expr, target, left, refs, False, positive, kind="mro")
+            scanned = self._mro_names(right)
+            if scanned is not None:  # "C" in {c.__name__ for c in type(x).__mro__}
+                refs = self.string_refs(left)
+                if refs:
+                    return TypeTest(
+                        expr, scanned, left, refs, False, positive, kind="mro"
+                    )
+                return None
+        sides = [(left, right)] if membership else [(left, right), (right, left)]
+        for named, strings in sides:
+            target = self._name_of(named)
+            if target is None:
+                continue
+            if membership and not isinstance(strings, (cst.Tuple, cst.List, cst.Set)):
+                return None
+            refs = self.string_refs(strings)
+            if refs and (membership or len(refs) == 1):
+                return TypeTest(
+                    expr, target, strings, refs, True, positive, kind="name"
+                )
+            return None
+        return None
+
+    def _mro_scan(self, call: cst.Call) -> TypeTest | None:
+        """``any(c.__name__ == "C" for c in type(x).__mro__)``, also with
+        ``in`` a display of names, or comparing classes (``c is C``)."""
+        if not (
+            self.names.is_builtin(call.func, "any")
+            and len(call.args) == 1
+            and isinstance(call.args[0].value, cst.GeneratorExp)
+        ):
+            return None
+        generator = call.args[0].value
+        loop = generator.for_in
+        if (
+            loop.inner_for_in is not None
+            or loop.ifs
+            or not isinstance(loop.target, cst.Name)
+        ):
+            return None
+        target = self._mro_of(loop.iter)
+        element = generator.elt
+        if target is None or not (
+            isinstance(element, cst.Comparison) and len(element.comparisons) == 1
+        ):
+            return None
+        kind = _COMPARISONS.get(type(element.comparisons[0].operator))
+        if kind is None or not kind[0]:
+            return None
+        variable, compared = element.left, element.comparisons[0].comparator
+        if _is_name_of(variable, loop.target.value):
+            refs = self.string_refs(compared)
+            if kind[1] and not isinstance(compared, (cst.Tuple, cst.List, cst.Set)):
+                return None
+        elif isinstance(variable, cst.Name) and variable.value == loop.target.value:
+            refs = self.classinfo_refs(compared)
+        else:
+            return None
+        if not refs or (not kind[1] and len(refs) != 1):
+            return None
+        return TypeTest(call, target, compared, refs, False, True, kind="mro")
+
+    def _mro_of(self, expr: cst.BaseExpression) -> cst.BaseExpression | None:
+        """``x`` for ``type(x).__mro__``, ``x.__class__.__mro__``,
+        ``type(x).mro()`` or ``inspect.getmro(type(x))``."""
+        if isinstance(expr, cst.Attribute) and expr.attr.value == "__mro__":
+            return self._type_of_target(expr.value)
+        if isinstance(expr, cst.Call) and not expr.args:
+            func = expr.func
+            if isinstance(func, cst.Attribute) and func.attr.value == "mro":
+                return self._type_of_target(func.value)
+        if (
+            isinstance(expr, cst.Call)
+            and len(expr.args) == 1
+            and "inspect.getmro" in self.names.qualified_names(expr.func)
+        ):
+            return self._type_of_target(expr.args[0].value)
+        return None
+
+    def _mro_names(self, expr: cst.BaseExpression) -> cst.BaseExpression | None:
+        """``x`` for ``{c.__name__ for c in type(x).__mro__}`` (or a list,
+        a generator)."""
+        if not isinstance(expr, (cst.SetComp, cst.ListComp, cst.GeneratorExp)):
+            return None
+        loop = expr.for_in
+        if (
+            loop.inner_for_in is not None
+            or loop.ifs
+            or not isinstance(loop.target, cst.Name)
+        ):
+            return None
+        if not _is_name_of(expr.elt, loop.target.value):
+            return None
+        return self._mro_of(loop.iter)
+
+    def _name_of(self, expr: cst.BaseExpression) -> cst.BaseExpression | None:
+        """``x`` for ``type(x).__name__`` / ``x.__class__.__qualname__``."""
+        if isinstance(expr, cst.Attribute) and expr.attr.value in _NAME_ATTRIBUTES:
+            return self._type_of_target(expr.value)
+        return None
+
+    def string_refs(self, expr: cst.BaseExpression) -> tuple[ClassRef, ...]:
+        """The classes a string (or a display of strings) names by their
+        class name; empty when any element is not a plain string."""
+        elements = (
+            [e.value for e in expr.elements]
+            if isinstance(expr, (cst.Tuple, cst.List, cst.Set))
+            else [expr]
+        )
+        refs = []
+        for element in elements:
+            if not isinstance(element, cst.SimpleString):
+                return ()
+            refs.append(ClassRef(element, self.names.class_named(element)))
+        return tuple(refs)
+
+
+_NAME_ATTRIBUTES = ("__name__", "__qualname__")
+
+
+def _is_name_of(expr: cst.BaseExpression, variable: str) -> bool:
+    """``variable.__name__`` (or ``__qualname__``)."""
+    return (
+        isinstance(expr, cst.Attribute)
+        and expr.attr.value in _NAME_ATTRIBUTES
+        and isinstance(expr.value, cst.Name)
+        and expr.value.value == variable
+    )

@@ -354,10 +354,12 @@ class Facts:
             if isinstance(expr.operator, both):
                 yield from self._from(expr.left, holds)
                 yield from self._from(expr.right, holds)
-        elif isinstance(expr, cst.Call) and self._quantifier(expr):
-            yield from self._element_facts(expr, holds)
         else:
             test = self.model.tests.type_test(expr)
+            if test is None and isinstance(expr, cst.Call) and self._quantifier(expr):
+                # any()/all() over values; an any() over an MRO is a test.
+                yield from self._element_facts(expr, holds)
+                return
             key = target_key(test.target) if test else None
             if key is not None:
                 yield Fact(test, holds, key)

@@ -9,7 +9,12 @@ from functools import cached_property
 
 import libcst as cst
 
-from vllm_spec_lint.model.hierarchy import ClassHierarchy, Family, absolute_name
+from vllm_spec_lint.model.hierarchy import (
+    ClassHierarchy,
+    Family,
+    absolute_name,
+    short_name,
+)
 from vllm_spec_lint.model.scopes import Scopes
 from vllm_spec_lint.model.syntax import code_of
 
@@ -100,6 +105,21 @@ class Names:
                 if known:
                     return known
         return None
+
+    def class_named(self, string: cst.SimpleString) -> str | None:
+        """The known spec class a string names by its class name: what code
+        that compares ``__name__`` means. None when the module binds that
+        name to something else (a class of its own of the same name)."""
+        value = string.evaluated_value
+        if not isinstance(value, str) or not value.isidentifier():
+            return None
+        matches = sorted(c for c in self.known_classes if short_name(c) == value)
+        if len(matches) != 1:
+            return None
+        bound = self.scopes.qualified_names_of(self.scopes.scope(self.module), value)
+        if bound and self._class_for({self._absolute(q) for q in bound}, value) is None:
+            return None
+        return matches[0]
 
     # -- bindings, for fixes -------------------------------------------------
 

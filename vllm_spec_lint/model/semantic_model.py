@@ -3,7 +3,8 @@
 It is built once per file and composed of parts that each answer one kind
 of question: ``scopes`` (which binding a name is), ``names`` (which spec
 class an expression names), ``tests`` (which expressions test a value's
-class), ``facts`` (what is known about a value at a point) and
+class), ``facts`` (what is known about a value at a point), ``dispatch``
+(tables, singledispatch functions and registries keyed by classes) and
 ``narrowing`` (why a check the rules would report is fine as written).
 Rules only ask; nothing here knows about rules, findings or fixes.
 """
@@ -56,6 +57,12 @@ class SemanticModel:
         from vllm_spec_lint.model.facts import Facts
 
         return Facts(self)
+
+    @cached_property
+    def dispatch(self):
+        from vllm_spec_lint.model.dispatch import Dispatch
+
+        return Dispatch(self)
 
     @cached_property
     def narrowing(self):

@@ -50,7 +50,17 @@ def _code_in_place(
 def fix_from_plan(model: SemanticModel, plan: FixPlan) -> Fix | None:
     """The edits that carry out ``plan``; None when its import cannot be placed."""
     start, end = _position(model, plan.node)
-    edits = [Edit(_code_in_place(model, plan.node, plan.replacement), start, end)]
+    edits = []
+    if plan.replacement is not None:
+        edits.append(
+            Edit(_code_in_place(model, plan.node, plan.replacement), start, end)
+        )
+    if plan.after:
+        # Whole lines, after the node's last line; each node writes its own
+        # indentation and line break.
+        row = end[0] + 1 if end[1] > 1 else end[0]
+        text = "".join(_code_in_place(model, plan.node, n) for n in plan.after)
+        edits.append(Edit(text, (row, 1), (row, 1)))
     if plan.imports:
         import_edit = _import_edit(model, plan)
         if import_edit is None:

@@ -19,15 +19,18 @@ from vllm_spec_lint.model.syntax import code_of, unparenthesized
 
 @dataclass(frozen=True)
 class FixPlan:
-    """Replace ``node`` with ``replacement``. ``imports`` are companions the
-    new code names bare, to be imported where ``anchor`` is imported from."""
+    """Replace ``node`` with ``replacement`` (None: leave it), and put the
+    lines ``after`` (statements or decorators) right after ``node``'s last
+    line, at its indentation. ``imports`` are companions the new code names
+    bare, to be imported where ``anchor`` is imported from."""
 
     node: cst.CSTNode
-    replacement: cst.CSTNode
+    replacement: cst.CSTNode | None
     applicability: str  # "safe" or "unsafe", as in ruff
     message: str
     anchor: cst.BaseExpression
     imports: tuple[str, ...] = ()
+    after: tuple[cst.CSTNode, ...] = ()
 
 
 _COMMA = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
@@ -95,7 +98,7 @@ def _closer(node: cst.CSTNode):
         return parens[-1] if parens and parens[-1] is not None else None
     if isinstance(node, cst.List):
         return node.rbracket
-    if isinstance(node, cst.Set):
+    if isinstance(node, (cst.Set, cst.Dict)):
         return node.rbrace
     return None
 
@@ -276,15 +279,31 @@ def exact_comparison_to_membership(
     anchor: cst.BaseExpression,
     companions: list[str],
     positive: bool,
+    applicability: str = "unsafe",
 ) -> FixPlan | None:
     """``type(x) is A`` -> ``type(x) in (A, C)``; ``is not``/``!=`` -> ``not in``."""
     named = _companion_expressions(model, anchor, companions)
     if named is None:
         return None
     values, imports = named
+    return _membership(
+        comparison, type_side, anchor, values, positive, imports, applicability
+    )
+
+
+def _membership(
+    comparison: cst.Comparison,
+    kept_side: cst.BaseExpression,
+    anchor: cst.BaseExpression,
+    values: list[cst.BaseExpression],
+    positive: bool,
+    imports: tuple[str, ...] = (),
+    applicability: str = "unsafe",
+) -> FixPlan:
+    """``kept_side (in | not in) (anchor, *values)`` in place of ``comparison``."""
     operator = cst.NotIn() if not positive else cst.In()
     replacement = comparison.with_changes(
-        left=type_side,
+        left=kept_side,
         comparisons=[
             cst.ComparisonTarget(operator, _tuple([unparenthesized(anchor), *values]))
         ],
@@ -292,7 +311,47 @@ def exact_comparison_to_membership(
     message = (
         f"Compare with ({code_of(anchor)}, {', '.join(code_of(v) for v in values)})"
     )
-    return FixPlan(comparison, replacement, "unsafe", message, anchor, imports)
+    return FixPlan(comparison, replacement, applicability, message, anchor, imports)
+
+
+def add_class_names(
+    model: SemanticModel,
+    anchor: cst.SimpleString,
+    companions: list[str],
+    *,
+    applicability: str,
+) -> FixPlan | None:
+    """Add the companions' class names, quoted like ``anchor``, next to it: a
+    display of names gets new elements; ``<name> == "A"`` becomes
+    ``<name> in ("A", "C")`` (``!=`` becomes ``not in``)."""
+    values = [
+        cst.SimpleString(f"{anchor.prefix}{anchor.quote}{short_name(c)}{anchor.quote}")
+        for c in companions
+    ]
+    parent = model.parent(anchor)
+    if isinstance(parent, cst.Element):
+        container = model.parent(parent)
+        if isinstance(container, (cst.Tuple, cst.List, cst.Set)):
+            message = f"Add {', '.join(code_of(v) for v in values)}"
+            replacement = _insert_after(container, parent, values)
+            return FixPlan(container, replacement, applicability, message, anchor)
+        return None
+    if isinstance(parent, cst.ComparisonTarget):
+        parent = model.parent(parent)
+    if not isinstance(parent, cst.Comparison) or len(parent.comparisons) != 1:
+        return None
+    operator = parent.comparisons[0].operator
+    if not isinstance(operator, (cst.Equal, cst.NotEqual)):
+        return None
+    other = (
+        parent.left
+        if anchor is parent.comparisons[0].comparator
+        else (parent.comparisons[0].comparator)
+    )
+    positive = isinstance(operator, cst.Equal)
+    return _membership(
+        parent, other, anchor, values, positive, applicability=applicability
+    )
 
 
 def add_companion_patterns(
@@ -320,3 +379,59 @@ def add_companion_patterns(
     )
     message = f"Add {' | '.join(short_name(c) + '()' for c in companions)}"
     return FixPlan(pattern, replacement, "safe", message, pattern.cls, imports)
+
+
+def add_table_entries(
+    model: SemanticModel,
+    table: cst.Dict | cst.Call,
+    element: cst.CSTNode,
+    anchor: cst.BaseExpression,
+    value: cst.BaseExpression,
+    companions: list[str],
+) -> FixPlan | None:
+    """``{A: v}`` -> ``{A: v, C: v}`` (the anchor's value for the companion);
+    in ``dict([(A, v)])`` a pair ``(C, v)``."""
+    named = _companion_expressions(model, anchor, companions)
+    if named is None:
+        return None
+    keys, imports = named
+    if isinstance(table, cst.Dict):
+        container = table
+        new = [cst.DictElement(k, value) for k in keys]
+    else:
+        container = table.args[0].value
+        new = [cst.Element(_tuple([k, value])) for k in keys]
+    index = next(i for i, e in enumerate(container.elements) if e is element)
+    replacement = insert_items(container, "elements", index + 1, new)
+    added = ", ".join(short_name(c) for c in companions)
+    message = f"Add {added} with {code_of(anchor)}'s value"
+    return FixPlan(container, replacement, "unsafe", message, anchor, imports)
+
+
+def add_registrations(
+    model: SemanticModel,
+    site: cst.CSTNode,
+    anchor: cst.BaseExpression,
+    companions: list[str],
+    dispatcher: str,
+) -> FixPlan | None:
+    """Register each companion as the anchor is: after ``@f.register`` (or
+    ``@f.register(A)``) a decorator ``@f.register(C)``; after a statement
+    ``R.register(A, ...)`` the same statement naming ``C``."""
+    named = _companion_expressions(model, anchor, companions)
+    if named is None:
+        return None
+    values, imports = named
+    if isinstance(site, cst.Decorator):
+        register = cst.parse_expression(f"{dispatcher}.register")
+        after = tuple(cst.Decorator(cst.Call(register, [cst.Arg(v)])) for v in values)
+    elif isinstance(site, cst.SimpleStatementLine):
+        after = tuple(
+            site.deep_replace(anchor, v).with_changes(leading_lines=()) for v in values
+        )
+    else:
+        return None
+    message = (
+        f"Register {', '.join(short_name(c) for c in companions)} as {code_of(anchor)}"
+    )
+    return FixPlan(site, None, "unsafe", message, anchor, imports, after)

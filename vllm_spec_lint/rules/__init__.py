@@ -5,10 +5,14 @@ from vllm_spec_lint.rules.vsl001_isinstance import IsinstanceLeavesOutCompanion
 from vllm_spec_lint.rules.vsl002_type_compare import ExactTypeLeavesOutCompanion
 from vllm_spec_lint.rules.vsl003_match_class import MatchClassLeavesOutCompanion
 from vllm_spec_lint.rules.vsl004_constant import ConstantLeavesOutCompanion
+from vllm_spec_lint.rules.vsl005_class_name import ClassNameLeavesOutCompanion
+from vllm_spec_lint.rules.vsl006_class_dispatch import DispatchLeavesOutCompanion
 
 ALL_RULES: tuple[type[Rule], ...] = (
     IsinstanceLeavesOutCompanion,
     ExactTypeLeavesOutCompanion,
     MatchClassLeavesOutCompanion,
     ConstantLeavesOutCompanion,
+    ClassNameLeavesOutCompanion,
+    DispatchLeavesOutCompanion,
 )

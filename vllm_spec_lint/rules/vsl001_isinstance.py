@@ -88,7 +88,7 @@ class IsinstanceLeavesOutCompanion(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         test = self.model.tests.type_test(node)
-        if test is None:
+        if test is None or test.kind != "isinstance":
             return
         for family in self.model.families:
             anchors = [r for r in test.anchor_refs(family) if not r.via_constant]

@@ -65,7 +65,7 @@ class ExactTypeLeavesOutCompanion(Rule):
 
     def visit_Comparison(self, node: cst.Comparison) -> None:
         test = self.model.tests.type_test(node)
-        if test is None or not test.exact:
+        if test is None or test.kind != "type":
             return
         for family in self.model.families:
             anchors = test.anchor_refs(family)
