@@ -107,3 +107,36 @@ def test_fix_without_a_formatter_changes_exactly_two_lines(tpu_copy):
         "-                if isinstance(spec, MLAAttentionSpec):",
         "+                if isinstance(spec, (MLAAttentionSpec, SlidingWindowMLASpec)):",
     ]
+
+
+def test_lmcache_tests_by_name_are_read_as_mro_tests():
+    """LMCache's vLLM integration tests spec classes by name through the MRO
+    (so that it imports without vLLM): the model reads each as an
+    isinstance-like test of the class it names."""
+    import libcst as cst
+
+    from vllm_spec_lint.core.settings import Config
+    from vllm_spec_lint.model.hierarchy import ClassHierarchy
+    from vllm_spec_lint.model.semantic_model import SemanticModel
+    from vllm_spec_lint.model.syntax import walk
+
+    tree = fetch_release("lmcache", "0.5.6")
+    text = (tree / "lmcache/integration/vllm/kv_cache_groups.py").read_text()
+    module = cst.parse_module(text)
+    model = SemanticModel(
+        module, text, families=Config().families, hierarchy=ClassHierarchy.default()
+    )
+    found = [
+        (model.line(node), test.kind, test.exact, [r.qualname for r in test.refs])
+        for node in walk(module)
+        if isinstance(node, (cst.Call, cst.Comparison))
+        and (test := model.tests.type_test(node)) is not None
+        and test.kind in ("name", "mro")
+    ]
+    kv = "vllm.v1.kv_cache_interface"
+    assert found == [
+        (32, "mro", False, [f"{kv}.AttentionSpec"]),
+        (80, "mro", False, [f"{kv}.SlidingWindowSpec"]),
+        # MambaSpec is not among the default hierarchy's classes.
+        (92, "mro", False, [None]),
+    ]

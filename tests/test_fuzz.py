@@ -68,8 +68,23 @@ def check(draw):
     target = draw(TARGETS)
     info = draw(classinfo())
     form = draw(
-        st.sampled_from(["isinstance", "not", "type_is", "type_is_not", "any", "and"])
+        st.sampled_from(
+            ["isinstance", "not", "type_is", "type_is_not", "any", "and"]
+            + ["name_is", "name_in", "mro_names", "mro_classes", "mro_member"]
+        )
     )
+    # Tests by class name and through the MRO (VSL005).
+    if form == "name_is":
+        return f'type({target}).__name__ == "{draw(OTHERS)}"'
+    if form == "name_in":
+        names = draw(st.lists(OTHERS, min_size=1, max_size=3))
+        return f"{target}.__class__.__qualname__ in ({', '.join(map(repr, names))},)"
+    if form == "mro_names":
+        return f'any(c.__name__ == "{draw(OTHERS)}" for c in type({target}).__mro__)'
+    if form == "mro_classes":
+        return f"any(c is {draw(OTHERS)} for c in type({target}).mro())"
+    if form == "mro_member":
+        return f"{draw(OTHERS)} in type({target}).__mro__"
     if form == "isinstance":
         return f"isinstance({target}, {info})"
     if form == "not":
@@ -125,7 +140,38 @@ def module(draw):
             ]
         )
     )
-    return header + constant + "".join(functions)
+    return header + constant + "".join(functions) + draw(dispatch())
+
+
+@st.composite
+def dispatch(draw):
+    """Dispatch on classes at module level (VSL006): a table, a registry,
+    or a singledispatch function."""
+    keys = draw(st.lists(OTHERS, min_size=1, max_size=3, unique=True))
+    form = draw(st.sampled_from(["none", "table", "mro_table", "registry", "dispatch"]))
+    if form == "none":
+        return ""
+    if form in ("table", "mro_table"):
+        entries = ", ".join(f"{k}: {i}" for i, k in enumerate(keys))
+        lookup = (
+            "\n\ndef lookup(spec):\n"
+            "    for cls in type(spec).__mro__:\n"
+            "        if cls in _TABLE:\n"
+            "            return _TABLE[cls]\n"
+            if form == "mro_table"
+            else "\n\ndef lookup(spec):\n    return _TABLE[type(spec)]\n"
+        )
+        return f"\n_TABLE = {{{entries}}}\n{lookup}"
+    if form == "registry":
+        return "\n" + "".join(f"Registry.register({k}, manager)\n" for k in keys)
+    registered = "".join(
+        f"\n\n@size.register\ndef _(spec: {k}):\n    return {i}\n"
+        for i, k in enumerate(keys)
+    )
+    return (
+        "\n\nimport functools\n\n\n@functools.singledispatch\n"
+        f"def size(spec):\n    return -1\n{registered}"
+    )
 
 
 def _fix(source: str, config: Config) -> str:

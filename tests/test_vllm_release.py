@@ -181,3 +181,63 @@ def test_slicing_changes_no_finding_on_the_release(vllm_0_33_0, monkeypatch):
     assert len(files) > 20
     assert sum(len(a.findings) for a in whole) > 20
     assert [a.findings for a in sliced] == [a.findings for a in whole]
+
+
+REGISTRY = "vllm/v1/core/single_type_kv_cache_manager.py"
+SWMLA_REGISTRATION = """\
+    KVCacheSpecRegistry.register(
+        SlidingWindowMLASpec,
+        SlidingWindowManager,
+        uniform_type_base_spec=SlidingWindowMLASpec,
+    )
+"""
+
+
+def test_the_registry_registering_both_is_not_reported(vllm_0_33_0):
+    """vLLM 0.33.0 registers MLAAttentionSpec and SlidingWindowMLASpec with
+    KVCacheSpecRegistry: VSL006 has nothing to say, in either mode."""
+    for mode in ([], ["--strict"]):
+        out = run_cli(
+            "check", "--no-cache", "--exit-zero", *mode, "--select", "VSL005,VSL006",
+            "--output-format", "json", REGISTRY, cwd=vllm_0_33_0,
+        )  # fmt: skip
+        assert json.loads(out.stdout) == []
+
+
+def test_the_registry_without_the_companion_is_reported_and_fixed(
+    vllm_0_33_0, tmp_path
+):
+    source = (vllm_0_33_0 / REGISTRY).read_text()
+    assert SWMLA_REGISTRATION in source
+    copy = tmp_path / "single_type_kv_cache_manager.py"
+    copy.write_text(source.replace(SWMLA_REGISTRATION, ""))
+    out = run_cli(
+        "check", "--no-cache", "--select", "VSL006", "--output-format", "json",
+        copy.name, cwd=tmp_path,
+    )  # fmt: skip
+    found = [(f["location"]["row"], f["message"]) for f in json.loads(out.stdout)]
+    assert found == [
+        (
+            2704,
+            "registry KVCacheSpecRegistry registers MLAAttentionSpec "
+            "and leaves out SlidingWindowMLASpec",
+        )
+    ]
+    run_cli(
+        "fix", "--no-cache", "--unsafe-fixes", "--select", "VSL006", copy.name,
+        cwd=tmp_path,
+    )  # fmt: skip
+    fixed = copy.read_text()
+    assert (
+        "    KVCacheSpecRegistry.register(\n"
+        "        MLAAttentionSpec, FullAttentionManager, "
+        "uniform_type_base_spec=FullAttentionSpec\n"
+        "    )\n"
+        "    KVCacheSpecRegistry.register(\n"
+        "        SlidingWindowMLASpec,\n"
+        "        FullAttentionManager,\n"
+        "        uniform_type_base_spec=FullAttentionSpec,\n"
+        "    )\n"
+        "    KVCacheSpecRegistry.register(\n"
+        "        RSWASpec, RSWAManager,"
+    ) in fixed
