@@ -180,6 +180,7 @@ def _analyze_source(
             hierarchy=hierarchy,
             module_name=module_name,
             rows=relevant.rows,
+            statement_rows=relevant.statement_rows,
         )
         visitors = [rule(model) for rule in rules]
         _visit(module, visitors)

@@ -50,6 +50,9 @@ class Slice:
     rows: list[int]  # rows[i]: the original row of the slice's row i + 1
     # False when nothing in the file can be a finding.
     has_candidates: bool = True
+    # The slice's row of each top-level statement CPython's parser sees in
+    # it (``a; b`` is two), so that positions need not parse it again.
+    statement_rows: list[int] | None = None
 
 
 @dataclass(frozen=True)
@@ -375,7 +378,11 @@ def relevant_source(text: str, tree: ast.Module, screen: Screen) -> Slice:
 
     cut(tree.body)
     if not cuts:
-        return Slice(text, list(range(1, len(lines) + 1)))
+        return Slice(
+            text,
+            list(range(1, len(lines) + 1)),
+            statement_rows=[node.lineno for node in tree.body],
+        )
     out: list[str] = []
     rows: list[int] = []
     row = 1
@@ -392,7 +399,15 @@ def relevant_source(text: str, tree: ast.Module, screen: Screen) -> Slice:
             out += [lines[row - 1], newlines[row - 1]]
             rows.append(row)
             row += 1
-    return Slice("".join(out), rows)
+    row_in_slice = {original: i for i, original in enumerate(rows, start=1)}
+    statement_rows = []
+    for node in tree.body:
+        cut_here = cuts.get(_first_row(node))
+        if cut_here is None:
+            statement_rows.append(row_in_slice[node.lineno])
+        elif cut_here[1] is not None:  # the stub stands on the first row
+            statement_rows.append(row_in_slice[_first_row(node)])
+    return Slice("".join(out), rows, statement_rows=statement_rows)
 
 
 def _indent_of(line: str) -> str:

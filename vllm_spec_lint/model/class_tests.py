@@ -65,6 +65,7 @@ class ClassTests:
 
     def __init__(self, names: Names):
         self.names = names
+        self._tests: dict[cst.CSTNode, TypeTest | None] = {}
 
     def classinfo_refs(
         self, expr: cst.BaseExpression, *, via_constant: bool = False, depth: int = 0
@@ -102,6 +103,13 @@ class ClassTests:
 
     def type_test(self, expr: cst.CSTNode) -> TypeTest | None:
         """``expr`` read as a test of a value's class, or None."""
+        # Every rule, the facts and narrowing ask about the same nodes.
+        if expr in self._tests:
+            return self._tests[expr]
+        test = self._tests[expr] = self._type_test(expr)
+        return test
+
+    def _type_test(self, expr: cst.CSTNode) -> TypeTest | None:
         if isinstance(expr, cst.Call):
             if (
                 len(expr.args) == 2
@@ -192,9 +200,9 @@ class ClassTests:
         """``any(c.__name__ == "C" for c in type(x).__mro__)``, also with
         ``in`` a display of names, or comparing classes (``c is C``)."""
         if not (
-            self.names.is_builtin(call.func, "any")
-            and len(call.args) == 1
+            len(call.args) == 1
             and isinstance(call.args[0].value, cst.GeneratorExp)
+            and self.names.is_builtin(call.func, "any")
         ):
             return None
         generator = call.args[0].value

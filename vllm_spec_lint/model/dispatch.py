@@ -79,6 +79,8 @@ class Dispatch:
             return [(e.key, e.value, e) for e in node.elements]
         if (
             isinstance(node, cst.Call)
+            and isinstance(node.func, cst.Name)
+            and node.func.value == "dict"
             and self.names.is_builtin(node.func, "dict")
             and len(node.args) == 1
             and node.args[0].keyword is None
@@ -100,6 +102,8 @@ class Dispatch:
         return None
 
     def _looked_up_by_mro(self, node: cst.CSTNode) -> bool:
+        if "mro" not in self.model.text:  # most modules: no walk at all
+            return False
         key = self._bound_to(node)
         return key is not None and key in self._mro_lookups
 
@@ -134,8 +138,10 @@ class Dispatch:
         """Every dispatcher and registry of the module, by name as written:
         singledispatch functions (registered by annotation, by argument or
         by call) and any object's ``register(Class, ...)``."""
-        dispatchers = self._dispatchers
         found: dict[str, Registrations] = {}
+        if ".register" not in self.model.text:  # most modules: no walk at all
+            return found
+        dispatchers = self._dispatchers
 
         def add(name: str, refs, site) -> None:
             entry = found.setdefault(name, Registrations(name, name in dispatchers))

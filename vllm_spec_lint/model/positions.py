@@ -24,10 +24,14 @@ class StatementPositions:
         module: cst.Module,
         parents: dict[cst.CSTNode, cst.CSTNode],
         text: str,
+        statement_rows: list[int] | None = None,
     ):
         self._module = module
         self._parents = parents
         self._text = text
+        # Rows of the top-level statements as CPython's parser gives them,
+        # when the caller knows them already.
+        self._statement_rows = statement_rows
         self._first_rows: dict[cst.CSTNode, int] | None = None
         self._statements: dict[cst.CSTNode, tuple[dict, int]] = {}
 
@@ -60,10 +64,12 @@ class StatementPositions:
         """The row CPython's parser gives the statement (its first line, not
         counting comments, blank lines or decorators before it; libcst agrees)."""
         if self._first_rows is None:
-            body = ast.parse(self._text).body
+            known = self._statement_rows
+            if known is None:
+                known = [node.lineno for node in ast.parse(self._text).body]
             rows, index = {}, 0
             for top in self._module.body:
-                rows[top] = body[index].lineno
+                rows[top] = known[index]
                 # `a; b` is one libcst statement line and two ast statements.
                 index += (
                     len(top.body) if isinstance(top, cst.SimpleStatementLine) else 1

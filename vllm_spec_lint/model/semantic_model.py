@@ -33,8 +33,10 @@ class SemanticModel:
         hierarchy: ClassHierarchy,
         module_name: str | None = None,
         rows: list[int] | None = None,
+        statement_rows: list[int] | None = None,
     ):
         self.module = module
+        self.text = text
         self.families = families
         self.hierarchy = hierarchy
         self.module_name = module_name
@@ -42,7 +44,9 @@ class SemanticModel:
         self._rows = rows
         self._parents = parent_map(module)
         self.scopes = Scopes(module, self._parents)
-        self.positions = StatementPositions(module, self._parents, text)
+        self.positions = StatementPositions(
+            module, self._parents, text, statement_rows
+        )
         self.names = Names(
             module,
             self.scopes,
