@@ -61,6 +61,12 @@ class ClassNameLeavesOutCompanion(Rule):
         # The module's own class of that name.
         "class MLAAttentionSpec:\n    pass\n\n\n"
         'ok = type(spec).__name__ == "MLAAttentionSpec"\n',
+        # A base's name covers the companion in an MRO scan.
+        'ok = any(c.__name__ == "AttentionSpec" for c in type(spec).__mro__)\n',
+        # Strings that name no spec class, or a name not known to be a class's.
+        'ok = type(spec).__name__ == "mla"\n',
+        'ok = "MLAAttentionSpec" in layer_names\n',
+        "ok = type(spec).__name__ == expected_name\n",
         # The exact name comparison, after the companion was taken.
         'if type(spec).__name__ == "SlidingWindowMLASpec":\n    pass\n'
         'elif type(spec).__name__ == "MLAAttentionSpec":\n    pass\n',
@@ -92,6 +98,7 @@ class ClassNameLeavesOutCompanion(Rule):
             "ok = any(c is MLAAttentionSpec for c in inspect.getmro(type(spec)))\n",
             position=(4, 15),
         ),
+        Example('ok = "MLAAttentionSpec" == type(spec).__name__\n', position=(1, 6)),
         # A base class does not cover an exact name.
         Example(
             'ok = type(spec).__name__ in ("MLAAttentionSpec", "AttentionSpec")\n',

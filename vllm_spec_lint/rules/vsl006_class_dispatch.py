@@ -72,6 +72,11 @@ class DispatchLeavesOutCompanion(Rule):
         # A registry given both.
         _BOTH + "Registry.register(MLAAttentionSpec, FullManager)\n"
         "Registry.register(SlidingWindowMLASpec, WindowManager)\n",
+        # Keys not all known: a ** entry, strings.
+        _IMPORT + "HANDLERS = {**BASE_HANDLERS, MLAAttentionSpec: mla}\n",
+        _IMPORT + 'KINDS = {"mla": MLAAttentionSpec, MLAAttentionSpec: 1}\n',
+        # The class given by keyword is not what the registry is keyed by.
+        _IMPORT + "Registry.register(name=MLAAttentionSpec)\n",
         # Another object's register: not the anchor first.
         "import atexit\n\natexit.register(save, MLAAttentionSpec)\n",
     ]
@@ -82,6 +87,15 @@ class DispatchLeavesOutCompanion(Rule):
             "from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowSpec\n"
             "HANDLERS = {MLAAttentionSpec: mla, SlidingWindowSpec: window}\n"
             "handler = HANDLERS[type(spec)]\n",
+            position=(2, 13),
+        ),
+        # Looked up along the MRO, but no key covers the companion.
+        Example(
+            "from vllm.v1.kv_cache_interface import FullAttentionSpec, MLAAttentionSpec\n"
+            "HANDLERS = {MLAAttentionSpec: mla, FullAttentionSpec: full}\n"
+            "handler = next(\n"
+            "    HANDLERS.get(c) for c in type(spec).__mro__ if c in HANDLERS\n"
+            ")\n",
             position=(2, 13),
         ),
         Example(
