@@ -426,8 +426,15 @@ def add_registrations(
         register = cst.parse_expression(f"{dispatcher}.register")
         after = tuple(cst.Decorator(cst.Call(register, [cst.Arg(v)])) for v in values)
     elif isinstance(site, cst.SimpleStatementLine):
+        # The copy takes neither the comment lines above nor the comment after.
         after = tuple(
-            site.deep_replace(anchor, v).with_changes(leading_lines=()) for v in values
+            site.deep_replace(anchor, v).with_changes(
+                leading_lines=(),
+                trailing_whitespace=cst.TrailingWhitespace(
+                    newline=site.trailing_whitespace.newline
+                ),
+            )
+            for v in values
         )
     else:
         return None
