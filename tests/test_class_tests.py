@@ -27,9 +27,9 @@ FULL = f"{KV}.FullAttentionSpec"
 WINDOW = f"{KV}.SlidingWindowSpec"
 
 
-def last_test(text: str):
-    """The class test of the last line of ``HEADER + text``, or None."""
-    source = HEADER + text
+def last_test(text: str, header: str = HEADER):
+    """The class test of the last line of ``header + text``, or None."""
+    source = header + text
     module = cst.parse_module(source)
     model = SemanticModel(
         module, source, families=Config().families, hierarchy=ClassHierarchy.default()
@@ -151,3 +151,119 @@ def test_exact_and_positive_are_read_from_the_test(text, exact, positive):
 )
 def test_calls_that_are_not_class_tests(text):
     assert last_test(text) is None
+
+
+def summary(text: str, header: str = HEADER):
+    test = last_test(text, header)
+    if test is None:
+        return None
+    return (
+        test.kind,
+        test.exact,
+        test.positive,
+        code_of(test.target),
+        [(code_of(r.node), r.qualname) for r in test.refs],
+    )
+
+
+M = '"MLAAttentionSpec"'
+BY_NAME = [('"MLAAttentionSpec"', MLA)]
+NAME_CASES = {
+    "type().__name__ ==": (
+        f"ok = type(s).__name__ == {M}\n",
+        ("name", True, True, "s", BY_NAME),
+    ),
+    "reversed, !=, __class__.__qualname__": (
+        f"ok = {M} != s.__class__.__qualname__\n",
+        ("name", True, False, "s", BY_NAME),
+    ),
+    "in a list of names": (
+        f'ok = type(s).__name__ in [{M}, "SlidingWindowSpec"]\n',
+        ("name", True, True, "s", BY_NAME + [('"SlidingWindowSpec"', WINDOW)]),
+    ),
+    "not in a set of names": (
+        f"ok = type(s).__name__ not in {{{M}}}\n",
+        ("name", True, False, "s", BY_NAME),
+    ),
+    "a name no spec class has": (
+        'ok = type(s).__name__ == "Mla"\n',
+        ("name", True, True, "s", [('"Mla"', None)]),
+    ),
+    "any() over __mro__ by name": (
+        f"ok = any(c.__name__ == {M} for c in type(s).__mro__)\n",
+        ("mro", False, True, "s", BY_NAME),
+    ),
+    "any() over mro() by names in a tuple": (
+        f"ok = any(c.__qualname__ in ({M},) for c in s.__class__.mro())\n",
+        ("mro", False, True, "s", BY_NAME),
+    ),
+    "any() over getmro by class": (
+        "import inspect\n"
+        "ok = any(c is MLAAttentionSpec for c in inspect.getmro(type(s)))\n",
+        ("mro", False, True, "s", [("MLAAttentionSpec", MLA)]),
+    ),
+    "a name in the set of MRO names": (
+        f"ok = {M} not in {{c.__name__ for c in type(s).__mro__}}\n",
+        ("mro", False, False, "s", BY_NAME),
+    ),
+    "a name in the list of MRO names": (
+        f"ok = {M} in [k.__name__ for k in type(s).mro()]\n",
+        ("mro", False, True, "s", BY_NAME),
+    ),
+    "a class in the MRO": (
+        "ok = MLAAttentionSpec in type(s).__mro__\n",
+        ("mro", False, True, "s", [("MLAAttentionSpec", MLA)]),
+    ),
+}
+NOT_NAME_TESTS = {
+    "a class's own name": f"ok = cls.__name__ == {M}\n",
+    "a plain variable": f"ok = name == {M}\n",
+    "in a variable": "ok = type(s).__name__ in NAMES\n",
+    "compared with a call": "ok = type(s).__name__ == pick()\n",
+    "two names with ==": f'ok = type(s).__name__ == ({M}, "X")\n',
+    "any() with a condition": (
+        f"ok = any(c.__name__ == {M} for c in type(s).__mro__ if c)\n"
+    ),
+    "any() over two loops": (
+        f"ok = any(c.__name__ == {M} for c in type(s).__mro__ for d in xs)\n"
+    ),
+    "any() unpacking": f"ok = any(c.__name__ == {M} for c, _ in type(s).__mro__)\n",
+    "any() with !=": f"ok = any(c.__name__ != {M} for c in type(s).__mro__)\n",
+    "any() not over an MRO": f"ok = any(c.__name__ == {M} for c in classes)\n",
+    "any() over another variable's name": (
+        f"ok = any(d.__name__ == {M} for c in type(s).__mro__)\n"
+    ),
+    "any() of a list": f"ok = any([c.__name__ == {M} for c in type(s).__mro__])\n",
+    "a shadowed any": (
+        f"any = all\nok = any(c.__name__ == {M} for c in type(s).__mro__)\n"
+    ),
+    "the MRO names with a condition": (
+        f"ok = {M} in {{c.__name__ for c in type(s).__mro__ if c}}\n"
+    ),
+    "the MRO names of something else": (
+        f"ok = {M} in {{c.__name__ for c in type(s).__mro__ for d in xs}}\n"
+    ),
+    "a name in the MRO classes": f"ok = {M} in {{c for c in type(s).__mro__}}\n",
+    "a variable in the MRO names": (
+        "ok = name in {c.__name__ for c in type(s).__mro__}\n"
+    ),
+    "an MRO of a class, not of a value's type": (
+        "ok = MLAAttentionSpec in cls.__mro__\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("case", NAME_CASES)
+def test_tests_by_name_and_through_the_mro(case):
+    text, expected = NAME_CASES[case]
+    assert summary(text) == expected
+
+
+@pytest.mark.parametrize("case", NOT_NAME_TESTS)
+def test_what_is_not_a_test_by_name(case):
+    assert summary(NOT_NAME_TESTS[case]) is None
+
+
+def test_a_module_class_of_the_same_name_is_not_the_spec_class():
+    text = "class MLAAttentionSpec:\n    pass\n" + f"ok = type(s).__name__ == {M}\n"
+    assert summary(text, header="") == ("name", True, True, "s", [('"MLAAttentionSpec"', None)])
