@@ -266,4 +266,10 @@ def test_what_is_not_a_test_by_name(case):
 
 def test_a_module_class_of_the_same_name_is_not_the_spec_class():
     text = "class MLAAttentionSpec:\n    pass\n" + f"ok = type(s).__name__ == {M}\n"
-    assert summary(text, header="") == ("name", True, True, "s", [('"MLAAttentionSpec"', None)])
+    assert summary(text, header="") == (
+        "name",
+        True,
+        True,
+        "s",
+        [('"MLAAttentionSpec"', None)],
+    )

@@ -290,3 +290,21 @@ def test_generated_trees_give_the_same_findings_for_any_jobs_and_cache(sources):
         assert run("-j", "1") == reference  # reads it
     finally:
         shutil.rmtree(folder)
+
+
+@FUZZ
+@given(module())
+def test_slicing_changes_no_finding_in_generated_modules(source):
+    """The slice (core/slicing.py) may drop only what cannot hold a finding:
+    the same findings and suppressions as on the whole module."""
+    from unittest import mock
+
+    from vllm_spec_lint.core import slicing
+
+    config = Config(strict=True)
+    sliced = analyze_source(source, "gen.py", config, module_name="vllm.x.gen")
+    whole_slice = slicing.Slice(source, list(range(1, source.count("\n") + 2)))
+    with mock.patch.object(slicing, "relevant_source", lambda *_: whole_slice):
+        whole = analyze_source(source, "gen.py", config, module_name="vllm.x.gen")
+    assert sliced.findings == whole.findings
+    assert sliced.suppressed == whole.suppressed

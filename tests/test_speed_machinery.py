@@ -165,6 +165,37 @@ SCREENED = {
         "def f(s):\n    return isinstance(s, M)\n",
         True,
     ),
+    "a name test, the anchor only in a string": (
+        'ok = type(spec).__name__ == "MLAAttentionSpec"\n',
+        True,
+    ),
+    "any() over a covering isinstance": (
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowMLASpec\n"
+        "def f(xs):\n"
+        "    return any(isinstance(s, (MLAAttentionSpec, SlidingWindowMLASpec)) for s in xs)\n",
+        False,
+    ),
+    "a table keyed by the anchor": (
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
+        "T = {MLAAttentionSpec: 1}\n",
+        True,
+    ),
+    "the anchor only as a table's value": (
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowMLASpec\n"
+        "def f():\n    return {SlidingWindowMLASpec: MLAAttentionSpec}\n",
+        False,
+    ),
+    "registrations, none of the anchor": (
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
+        "@CustomOp.register('mla')\nclass MLA:\n"
+        "    def spec(self):\n        return MLAAttentionSpec(1)\n",
+        False,
+    ),
+    "a registration of the anchor": (
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
+        "def setup():\n    Registry.register(MLAAttentionSpec, Manager)\n",
+        True,
+    ),
     "aliases, covered": (
         "from vllm.v1.kv_cache_interface import MLAAttentionSpec as M\n"
         "from vllm.v1.kv_cache_interface import SlidingWindowMLASpec as W\n"
@@ -222,7 +253,7 @@ def test_warm_cache_gives_the_cold_results(tree):
         for e in (tree / ".vllm_spec_lint_cache").rglob("*.json")
         if e.parent.name != "class-bases"
     ]
-    assert len(entries) == 4  # the files that name an anchor
+    assert len(entries) == 5  # the files that name an anchor
     assert _json(tree) == cold  # from the cache
     assert (tree / ".vllm_spec_lint_cache" / ".gitignore").read_text().endswith("*\n")
 

@@ -149,11 +149,24 @@ def _word(node: ast.AST) -> str | None:
     return None
 
 
-def _is_table(node: ast.AST) -> bool:
-    """A dict display or ``dict(...)`` call: maybe a table keyed by classes."""
+def _registers(node: ast.AST) -> bool:
+    """``x.register(...)``, or a function under ``@x.register``."""
     if isinstance(node, ast.Call):
-        return isinstance(node.func, ast.Name) and node.func.id == "dict"
-    return isinstance(node, ast.Dict)
+        return isinstance(node.func, ast.Attribute) and node.func.attr == "register"
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return any(
+            _word(d.func if isinstance(d, ast.Call) else d) == "register"
+            for d in node.decorator_list
+        )
+    return False
+
+
+def _table_keys(node: ast.AST) -> list[ast.AST]:
+    """Where the keys of a dict display or a ``dict(...)`` call can be."""
+    if isinstance(node, ast.Call):
+        is_dict = isinstance(node.func, ast.Name) and node.func.id == "dict"
+        return list(node.args) if is_dict else []
+    return [k for k in node.keys if k is not None] if isinstance(node, ast.Dict) else []
 
 
 def _is_class_test(node: ast.AST) -> bool:
@@ -161,15 +174,18 @@ def _is_class_test(node: ast.AST) -> bool:
     if isinstance(node, (ast.Compare, ast.MatchClass)):
         return True
     if isinstance(node, ast.Call):
-        return _word(node.func) in _TEST_CALLS
+        word = _word(node.func)
+        if word == "any":  # only a scan of an MRO is a test of its own
+            return any(_word(n) in _MRO_WORDS for n in ast.walk(node))
+        return word in _TEST_CALLS
     return False
 
 
 # Names on the rows where dispatch on classes can be (VSL006): registrations
 # and MRO walks. The scan reads those rows too.
-_DISPATCH_WORDS = frozenset(
-    {"register", "singledispatch", "singledispatchmethod", "__mro__", "mro", "getmro"}
-)
+_MRO_WORDS = frozenset({"__mro__", "mro", "getmro"})
+_DISPATCH_WORDS = frozenset({"register", "singledispatch", "singledispatchmethod"})
+_DISPATCH_WORDS |= _MRO_WORDS
 
 
 def _is_dispatch(node: ast.AST, aliases: set[str]) -> bool:
@@ -222,6 +238,10 @@ class _Scan:
         self.aliases: set[str] = set()
         self.tests: list[tuple[int, ast.AST]] = []
         self.dispatch_aliases: set[str] = set()
+        # Registrations and MRO walks; they matter once a registration or a
+        # table names an anchor.
+        self.dispatch_rows: list[int] = []
+        self.dispatches_anchor = False
 
     def run(self, tree: ast.Module, rows: list[int]) -> None:
         # Each node with the scope it is in: "module", "class" or "function".
@@ -241,6 +261,10 @@ class _Scan:
         for row, test in self.tests:
             if self._is_candidate(test):
                 self.candidates.append(row)
+        if self.dispatches_anchor:
+            # VSL006 reads every registration of a module together, and an
+            # MRO walk decides how a table is looked up: all of them stay.
+            self.candidates += self.dispatch_rows
         self.candidates.sort()
 
     def _visit(self, node: ast.AST, scope: str) -> None:
@@ -261,11 +285,12 @@ class _Scan:
         if _is_class_test(node):
             self.tests.append((node.lineno, node))
         elif _is_dispatch(node, self.dispatch_aliases):
-            # VSL006 reads every registration of a module together, and an
-            # MRO walk decides how a table is looked up: all of them stay.
+            self.dispatch_rows.append(node.lineno)
+        elif any(self._names_word(key) for key in _table_keys(node)):
             self.candidates.append(node.lineno)
-        elif _is_table(node) and self._names_word(node):
-            self.candidates.append(node.lineno)
+            self.dispatches_anchor = True
+        if _registers(node) and self._names_word(node):
+            self.dispatches_anchor = True
         elif isinstance(node, (ast.Assign, ast.AnnAssign)) and scope != "function":
             # A module or class constant naming an anchor (VSL004).
             if node.value is not None and self._names_word(node.value):
