@@ -141,49 +141,46 @@ class DispatchLeavesOutCompanion(Rule):
         if table is None:
             return
         named = frozenset(e.ref.qualname for e in table.entries if e.ref.qualname)
-        for family in self.model.families:
-            missing = self.model.hierarchy.uncovered(
-                family, named, exact=not table.by_mro
-            )
-            how = "MRO lookup" if table.by_mro else "exact-type lookup"
-            for entry in table.entries if missing else ():
-                if entry.ref.qualname != family.anchor:
-                    continue
-                self.report(
-                    entry.ref.node,
-                    f"table keyed by {short_name(family.anchor)} ({how}) "
-                    f"leaves out {describe(missing)}",
-                    add_table_entries(
-                        self.model,
-                        node,
-                        entry.element,
-                        entry.ref.node,
-                        entry.value,
-                        missing,
-                    ),  # fmt: skip
-                    family=family,
-                )
-
-    def visit_Module(self, node: cst.Module) -> None:
-        registrations = self.model.dispatch.registrations
-        for name, registered in registrations.items():
-            named = frozenset(r.qualname for r in registered.refs)
-            for family in self.model.families:
-                if family.anchor not in named:
-                    continue
-                missing = self.model.hierarchy.uncovered(
-                    family, named, exact=not registered.by_mro
-                )
-                if not missing:
-                    continue
-                what = "singledispatch function" if registered.by_mro else "registry"
-                for ref, site in zip(registered.refs, registered.sites, strict=True):
-                    if ref.qualname != family.anchor:
-                        continue
+        how = "MRO lookup" if table.by_mro else "exact-type lookup"
+        for family, missing in self._left_out(named, table.by_mro):
+            for entry in table.entries:
+                if entry.ref.qualname == family.anchor:
+                    fix = add_table_entries(
+                        self.model, node, entry.element, entry.ref.node,
+                        entry.value, missing,
+                    )  # fmt: skip
                     self.report(
-                        ref.node,
-                        f"{what} {name} registers {short_name(family.anchor)} "
-                        f"and leaves out {describe(missing)}",
-                        add_registrations(self.model, site, ref.node, missing, name),
+                        entry.ref.node,
+                        f"table keyed by {short_name(family.anchor)} ({how}) "
+                        f"leaves out {describe(missing)}",
+                        fix,
                         family=family,
                     )
+
+    def visit_Module(self, node: cst.Module) -> None:
+        for name, registered in self.model.dispatch.registrations.items():
+            named = frozenset(r.qualname for r in registered.refs)
+            what = "singledispatch function" if registered.by_mro else "registry"
+            for family, missing in self._left_out(named, registered.by_mro):
+                for ref, site in zip(registered.refs, registered.sites, strict=True):
+                    if ref.qualname == family.anchor:
+                        self.report(
+                            ref.node,
+                            f"{what} {name} registers {short_name(family.anchor)} "
+                            f"and leaves out {describe(missing)}",
+                            add_registrations(
+                                self.model, site, ref.node, missing, name
+                            ),
+                            family=family,
+                        )
+
+    def _left_out(self, named: frozenset[str], by_mro: bool):
+        """(family, companions left out) for each family whose anchor is
+        named: by exact class, or through the MRO (a base covers)."""
+        for family in self.model.families:
+            if family.anchor in named:
+                missing = self.model.hierarchy.uncovered(
+                    family, named, exact=not by_mro
+                )
+                if missing:
+                    yield family, missing
