@@ -11,7 +11,8 @@ class ExactTypeLeavesOutCompanion(Rule):
     """
     Finds exact type comparisons with ``MLAAttentionSpec`` that leave out
     ``SlidingWindowMLASpec``: ``type(x) is / is not / == / != MLAAttentionSpec``
-    and ``type(x) in (...)`` / ``not in`` with a container that names it.
+    and ``type(x) in (...)`` / ``not in`` with a container that names it;
+    ``x.__class__`` in place of ``type(x)`` alike.
 
     Why: an exact comparison matches one class only, so a
     ``SlidingWindowMLASpec`` (MLA layout, different class) is treated as
@@ -55,6 +56,11 @@ class ExactTypeLeavesOutCompanion(Rule):
             "from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowSpec\n"
             "ok = type(spec) in (MLAAttentionSpec, SlidingWindowSpec)\n",
             position=(2, 21),
+        ),
+        Example(
+            "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
+            "if spec.__class__ == MLAAttentionSpec:\n    pass\n",
+            position=(2, 22),
         ),
         Example(
             "from vllm.v1 import kv_cache_interface\n"
