@@ -339,6 +339,62 @@ CASES = {
             "ok = isinstance(spec, (MLAAttentionSpec, SlidingWindowMLASpec))\n"
         ),
     ),
+    # -- insert_items' corners --------------------------------------------
+    "one_line_trailing_comma": (
+        HEADER + "ok = isinstance(spec, (FullAttentionSpec, MLAAttentionSpec,))\n",
+        FIXED_HEADER + "ok = isinstance(spec, (FullAttentionSpec, MLAAttentionSpec, "
+        "SlidingWindowMLASpec,))\n",
+    ),
+    "one_line_lone_comma": (
+        HEADER + "ok = isinstance(spec, (MLAAttentionSpec,))\n",
+        FIXED_HEADER
+        + "ok = isinstance(spec, (MLAAttentionSpec, SlidingWindowMLASpec))\n",
+    ),
+    "lone_item_then_closer": (
+        HEADER + "ok = isinstance(spec, (\n    MLAAttentionSpec,))\n",
+        FIXED_HEADER
+        + "ok = isinstance(spec, (\n    MLAAttentionSpec, SlidingWindowMLASpec,))\n",
+    ),
+    "three_last_trailing_comment": (
+        HEADER + "ok = isinstance(\n    spec,\n    (\n        Other,\n"
+        "        FullAttentionSpec,\n        MLAAttentionSpec,  # mla\n    ),\n)\n",
+        FIXED_HEADER + "ok = isinstance(\n    spec,\n    (\n        Other,\n"
+        "        FullAttentionSpec,\n        MLAAttentionSpec,  # mla\n"
+        "        SlidingWindowMLASpec,\n    ),\n)\n",
+    ),
+    "three_last_then_closer": (
+        HEADER + "ok = isinstance(spec, (Other,\n    FullAttentionSpec,\n"
+        "    MLAAttentionSpec))\n",
+        FIXED_HEADER + "ok = isinstance(spec, (Other,\n    FullAttentionSpec,\n"
+        "    MLAAttentionSpec,\n    SlidingWindowMLASpec))\n",
+    ),
+    "three_last_space_comma_then_closer": (
+        HEADER + "ok = isinstance(spec, (\n    Other,\n    FullAttentionSpec,\n"
+        "    MLAAttentionSpec ,\n))\n",
+        # The new item is punctuated like the anchor, space and all.
+        FIXED_HEADER + "ok = isinstance(spec, (\n    Other,\n    FullAttentionSpec,\n"
+        "    MLAAttentionSpec ,\n    SlidingWindowMLASpec ,\n))\n",
+    ),
+    "blank_line_between_items": (
+        HEADER + "ok = isinstance(spec, (\n    MLAAttentionSpec,\n\n"
+        "    FullAttentionSpec,\n))\n",
+        # The blank line stays where it was, after the anchor's line.
+        FIXED_HEADER + "ok = isinstance(spec, (\n    MLAAttentionSpec,\n\n"
+        "    SlidingWindowMLASpec,\n    FullAttentionSpec,\n))\n",
+    ),
+    "module_attribute_exact": (
+        "from vllm.v1 import kv_cache_interface as kv\n"
+        "ok = type(spec) is kv.MLAAttentionSpec\n",
+        "from vllm.v1 import kv_cache_interface as kv\n"
+        "ok = type(spec) in (kv.MLAAttentionSpec, kv.SlidingWindowMLASpec)\n",
+    ),
+    "module_attribute_match": (
+        "from vllm.v1 import kv_cache_interface as kv\n"
+        "match spec:\n    case kv.MLAAttentionSpec():\n        pass\n",
+        "from vllm.v1 import kv_cache_interface as kv\n"
+        "match spec:\n    case kv.MLAAttentionSpec() | kv.SlidingWindowMLASpec():\n"
+        "        pass\n",
+    ),
 }
 
 

@@ -297,8 +297,8 @@ def _membership(
     anchor: cst.BaseExpression,
     values: list[cst.BaseExpression],
     positive: bool,
-    imports: tuple[str, ...] = (),
-    applicability: str = "unsafe",
+    imports: tuple[str, ...],
+    applicability: str,
 ) -> FixPlan:
     """``kept_side (in | not in) (anchor, *values)`` in place of ``comparison``."""
     operator = cst.NotIn() if not positive else cst.In()
@@ -349,9 +349,7 @@ def add_class_names(
         else (parent.comparisons[0].comparator)
     )
     positive = isinstance(operator, cst.Equal)
-    return _membership(
-        parent, other, anchor, values, positive, applicability=applicability
-    )
+    return _membership(parent, other, anchor, values, positive, (), applicability)
 
 
 def add_companion_patterns(
@@ -366,14 +364,9 @@ def add_companion_patterns(
     values, imports = named
     alternatives = [pattern.with_changes(lpar=(), rpar=())]
     alternatives += [cst.MatchClass(v) for v in values]
-    last = len(alternatives) - 1
+    # libcst writes " | " between alternatives by default.
     replacement = cst.MatchOr(
-        [
-            cst.MatchOrElement(
-                p, separator=cst.BitOr() if i < last else cst.MaybeSentinel.DEFAULT
-            )
-            for i, p in enumerate(alternatives)
-        ],
+        [cst.MatchOrElement(p) for p in alternatives],
         lpar=pattern.lpar,
         rpar=pattern.rpar,
     )
