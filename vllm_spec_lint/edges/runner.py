@@ -178,8 +178,8 @@ def _analyze_file(
 
 
 def _load_analysis() -> None:
-    """Worker start-up: import the analysis (libcst) while the main process
-    is still reading files."""
+    """Import the analysis (libcst): in the main process before forking the
+    workers, or in each worker where they are spawned."""
     import libcst  # noqa: F401
 
     import vllm_spec_lint.model.semantic_model  # noqa: F401
@@ -189,8 +189,7 @@ def _load_analysis() -> None:
 class _Analyses:
     """Analyses files as they are read, results in the order they came: in
     this process when there is one file (or ``jobs`` is 1); from a second
-    file on, in a pool of ``jobs`` worker processes started then, which
-    import the analysis while the main process reads on."""
+    file on, in a pool of ``jobs`` worker processes started then."""
 
     def __init__(self, task: Callable[[Path, bytes], FileResult] | None, jobs: int):
         self.task = task
@@ -199,15 +198,19 @@ class _Analyses:
         # Per file: its bytes (analysed here, later) or a Future.
         self.handles: list[tuple[Path, object]] = []
 
-    def start(self) -> None:
-        """Start the worker pool now (they import the analysis meanwhile)."""
+    def start(self, *, import_here: bool = True) -> None:
+        """Start the worker pool now. ``import_here``: import the analysis in
+        this process first, so that forked workers share it (importing
+        libcst is a fifth of a cold run's CPU); otherwise each worker imports
+        it while this process goes on."""
         if self.jobs > 1 and self.pool is None:
             import multiprocessing
             from concurrent.futures import ProcessPoolExecutor
 
-            context = multiprocessing.get_context(
-                "fork" if sys.platform.startswith("linux") else "spawn"
-            )
+            fork = sys.platform.startswith("linux")
+            if fork and import_here:
+                _load_analysis()
+            context = multiprocessing.get_context("fork" if fork else "spawn")
             self.pool = ProcessPoolExecutor(
                 self.jobs, mp_context=context, initializer=_load_analysis
             )
@@ -318,9 +321,9 @@ def run(
 
     analyses = _Analyses(None, jobs or os.cpu_count() or 1)
     if len(files) > 1 and config.discover_families:
-        # Discovery reads every file first: the workers start (importing the
-        # analysis) meanwhile. Not otherwise: a run may parse nothing at all.
-        analyses.start()
+        # Discovery reads every file first: the workers start and import the
+        # analysis meanwhile. Not otherwise: a run may parse nothing at all.
+        analyses.start(import_here=False)
     config, hierarchy = with_spec_classes(
         config, files, hierarchy, warnings, read_and_keep
     )
