@@ -206,14 +206,10 @@ class ClassTests:
         ):
             return None
         generator = call.args[0].value
-        loop = generator.for_in
-        if (
-            loop.inner_for_in is not None
-            or loop.ifs
-            or not isinstance(loop.target, cst.Name)
-        ):
+        variable_name = _only_loop_variable(generator)
+        if variable_name is None:
             return None
-        target = self._mro_of(loop.iter)
+        target = self._mro_of(generator.for_in.iter)
         element = generator.elt
         if target is None or not (
             isinstance(element, cst.Comparison) and len(element.comparisons) == 1
@@ -223,11 +219,11 @@ class ClassTests:
         if kind is None or not kind[0]:
             return None
         variable, compared = element.left, element.comparisons[0].comparator
-        if _is_name_of(variable, loop.target.value):
+        if _is_name_of(variable, variable_name):
             refs = self.string_refs(compared)
             if kind[1] and not isinstance(compared, (cst.Tuple, cst.List, cst.Set)):
                 return None
-        elif isinstance(variable, cst.Name) and variable.value == loop.target.value:
+        elif isinstance(variable, cst.Name) and variable.value == variable_name:
             refs = self.classinfo_refs(compared)
         else:
             return None
@@ -257,16 +253,10 @@ class ClassTests:
         a generator)."""
         if not isinstance(expr, (cst.SetComp, cst.ListComp, cst.GeneratorExp)):
             return None
-        loop = expr.for_in
-        if (
-            loop.inner_for_in is not None
-            or loop.ifs
-            or not isinstance(loop.target, cst.Name)
-        ):
+        variable_name = _only_loop_variable(expr)
+        if variable_name is None or not _is_name_of(expr.elt, variable_name):
             return None
-        if not _is_name_of(expr.elt, loop.target.value):
-            return None
-        return self._mro_of(loop.iter)
+        return self._mro_of(expr.for_in.iter)
 
     def _name_of(self, expr: cst.BaseExpression) -> cst.BaseExpression | None:
         """``x`` for ``type(x).__name__`` / ``x.__class__.__qualname__``."""
@@ -291,6 +281,14 @@ class ClassTests:
 
 
 _NAME_ATTRIBUTES = ("__name__", "__qualname__")
+
+
+def _only_loop_variable(comprehension) -> str | None:
+    """``c`` for a comprehension of one ``for c in ...`` with no condition."""
+    loop = comprehension.for_in
+    if loop.inner_for_in is not None or loop.ifs:
+        return None
+    return loop.target.value if isinstance(loop.target, cst.Name) else None
 
 
 def _is_name_of(expr: cst.BaseExpression, variable: str) -> bool:

@@ -44,9 +44,7 @@ class SemanticModel:
         self._rows = rows
         self._parents = parent_map(module)
         self.scopes = Scopes(module, self._parents)
-        self.positions = StatementPositions(
-            module, self._parents, text, statement_rows
-        )
+        self.positions = StatementPositions(module, self._parents, text, statement_rows)
         self.names = Names(
             module,
             self.scopes,
