@@ -234,18 +234,24 @@ class ClassTests:
     def _mro_of(self, expr: cst.BaseExpression) -> cst.BaseExpression | None:
         """``x`` for ``type(x).__mro__``, ``x.__class__.__mro__``,
         ``type(x).mro()`` or ``inspect.getmro(type(x))``."""
+        owner = self.mro_owner(expr)
+        return None if owner is None else self._type_of_target(owner)
+
+    def mro_owner(self, expr: cst.BaseExpression) -> cst.BaseExpression | None:
+        """``C`` for ``C.__mro__``, ``C.mro()`` or ``inspect.getmro(C)``:
+        the class whose MRO ``expr`` is."""
         if isinstance(expr, cst.Attribute) and expr.attr.value == "__mro__":
-            return self._type_of_target(expr.value)
+            return expr.value
         if isinstance(expr, cst.Call) and not expr.args:
             func = expr.func
             if isinstance(func, cst.Attribute) and func.attr.value == "mro":
-                return self._type_of_target(func.value)
+                return func.value
         if (
             isinstance(expr, cst.Call)
             and len(expr.args) == 1
             and "inspect.getmro" in self.names.qualified_names(expr.func)
         ):
-            return self._type_of_target(expr.args[0].value)
+            return expr.args[0].value
         return None
 
     def _mro_names(self, expr: cst.BaseExpression) -> cst.BaseExpression | None:

@@ -121,7 +121,7 @@ class Dispatch:
         tests membership in with a variable that walks an MRO."""
         found = set()
         for node in walk(self.model.module):
-            loop = _loop_over_mro(node)
+            loop = self._loop_over_mro(node)
             if loop is None:
                 continue
             variable, scope = loop
@@ -130,6 +130,22 @@ class Dispatch:
                 if table is not None:
                     found.add(table)
         return frozenset(found)
+
+    def _loop_over_mro(self, node: cst.CSTNode) -> tuple[str, cst.CSTNode] | None:
+        """(the loop variable, where it is used) for ``for c in X.__mro__``
+        and comprehensions over an MRO."""
+        if isinstance(node, cst.For):
+            iterated, target, scope = node.iter, node.target, node.body
+        elif isinstance(
+            node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
+        ):
+            iterated, target, scope = node.for_in.iter, node.for_in.target, node
+        else:
+            return None
+        is_mro = self.model.tests.mro_owner(iterated) is not None
+        return (
+            (target.value, scope) if is_mro and isinstance(target, cst.Name) else None
+        )
 
     # -- singledispatch and registries -------------------------------------
 
@@ -228,33 +244,6 @@ def _register_owner(expression: cst.BaseExpression) -> str | None:
         expression = expression.func
     if isinstance(expression, cst.Attribute) and expression.attr.value == "register":
         return code_of(expression.value)
-    return None
-
-
-def _is_mro(expr: cst.BaseExpression) -> bool:
-    if isinstance(expr, cst.Attribute):
-        return expr.attr.value == "__mro__"
-    if isinstance(expr, cst.Call):
-        func = expr.func
-        return (isinstance(func, cst.Attribute) and func.attr.value == "mro") or (
-            code_of(func) in ("getmro", "inspect.getmro")
-        )
-    return False
-
-
-def _loop_over_mro(node: cst.CSTNode) -> tuple[str, cst.CSTNode] | None:
-    """(the loop variable, where it is used) for ``for c in X.__mro__`` and
-    comprehensions over an MRO."""
-    if (
-        isinstance(node, cst.For)
-        and _is_mro(node.iter)
-        and isinstance(node.target, cst.Name)
-    ):
-        return node.target.value, node.body
-    if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
-        loop = node.for_in
-        if _is_mro(loop.iter) and isinstance(loop.target, cst.Name):
-            return loop.target.value, node
     return None
 
 
