@@ -43,9 +43,13 @@ class Registrations:
     name: str
     # True for singledispatch (dispatch walks the MRO); registries: False.
     by_mro: bool
-    refs: list[ClassRef] = field(default_factory=list)
-    # Per ref: the registering statement or decorator, for fixes.
-    sites: list[cst.CSTNode] = field(default_factory=list)
+    # Each class given, with the registering statement or decorator (fixes
+    # repeat it for the companion).
+    registered: list[tuple[ClassRef, cst.CSTNode]] = field(default_factory=list)
+
+    @property
+    def refs(self) -> list[ClassRef]:
+        return [ref for ref, _ in self.registered]
 
 
 class Dispatch:
@@ -161,9 +165,7 @@ class Dispatch:
 
         def add(name: str, refs, site) -> None:
             entry = found.setdefault(name, Registrations(name, name in dispatchers))
-            for ref in refs:
-                entry.refs.append(ref)
-                entry.sites.append(site)
+            entry.registered += [(ref, site) for ref in refs]
 
         for node in walk(self.model.module):
             if isinstance(node, cst.FunctionDef):

@@ -162,7 +162,7 @@ class DispatchLeavesOutCompanion(Rule):
             named = frozenset(r.qualname for r in registered.refs)
             what = "singledispatch function" if registered.by_mro else "registry"
             for family, missing in self._left_out(named, registered.by_mro):
-                for ref, site in zip(registered.refs, registered.sites, strict=True):
+                for ref, site in registered.registered:
                     if ref.qualname == family.anchor:
                         self.report(
                             ref.node,
