@@ -36,8 +36,7 @@ from vllm_spec_lint.core.settings import Config
 from vllm_spec_lint.model.hierarchy import ClassHierarchy, absolute_name, short_name
 from vllm_spec_lint.model.lines import NEWLINE, split_lines
 
-# any(): MRO scans, any(c.__name__ == "C" for c in type(x).__mro__).
-_TEST_CALLS = {"isinstance", "issubclass", "any"}
+_TEST_CALLS = {"isinstance", "issubclass"}
 # Names the rules resolve as builtins: a definition that rebinds one matters.
 _BUILTINS_USED = {"isinstance", "issubclass", "type", "all", "any", "frozenset"}
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -175,7 +174,7 @@ def _is_class_test(node: ast.AST) -> bool:
         return True
     if isinstance(node, ast.Call):
         word = _word(node.func)
-        if word == "any":  # only a scan of an MRO is a test of its own
+        if word == "any":  # a test of its own only as a scan of an MRO (VSL005)
             return any(_word(n) in _MRO_WORDS for n in ast.walk(node))
         return word in _TEST_CALLS
     return False
