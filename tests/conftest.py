@@ -46,9 +46,10 @@ def run_cli(
     cwd: Path | None = None,
     input: str | None = None,
     env: dict[str, str | None] | None = None,
+    python: str | None = None,
 ):
     """``python -m vllm_spec_lint ARGS``; ``env`` changes the environment
-    (``None`` removes a variable). Under mutation testing (mutmut sets
+    (``None`` removes a variable); ``python`` is another interpreter. Under mutation testing (mutmut sets
     MUTANT_UNDER_TEST) it runs in this process, where the mutants live."""
     if os.environ.get("MUTANT_UNDER_TEST") and env is None:
         return _run_cli_in_process(list(args), cwd, input)
@@ -59,7 +60,7 @@ def run_cli(
         else:
             environment[key] = value
     return subprocess.run(
-        [sys.executable, "-m", "vllm_spec_lint", *args],
+        [python or sys.executable, "-m", "vllm_spec_lint", *args],
         cwd=cwd,
         capture_output=True,
         text=True,
@@ -67,6 +68,23 @@ def run_cli(
         timeout=600,
         env=environment,
     )
+
+
+def interpreter_without_tools(folder: Path) -> tuple[str, dict[str, str]]:
+    """A Python of a fresh virtual environment with nothing installed beside
+    it (no ruff, black or yapf in its scripts folder), and the environment
+    that lets it import this package and its dependencies from ours: where
+    the tool finds no formatter, whatever the test suite's venv holds."""
+    venv = folder / "bare-venv"
+    if not venv.exists():
+        subprocess.run(
+            [sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True
+        )
+    site = [p for p in sys.path if p.endswith(("site-packages", "dist-packages"))]
+    return str(venv / "bin" / "python"), {
+        "PYTHONPATH": os.pathsep.join([str(REPO), *site]),
+        "VIRTUAL_ENV": str(venv),
+    }
 
 
 def _run_cli_in_process(args: list[str], cwd: Path | None, input: str | None):

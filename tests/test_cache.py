@@ -87,6 +87,8 @@ def test_the_key_depends_on_path_module_source_and_settings(tmp_path):
         Config(ignore=("VSL004",)),
         Config(per_file_ignores=(("a/*", ("VSL001",)),)),
         Config(strict=True),
+        Config(extend_safe_fixes=("VSL001",)),
+        Config(extend_unsafe_fixes=("VSL001",)),
         Config(
             families=(
                 Family(
@@ -186,7 +188,7 @@ def test_files_known_clean_are_read_again_when_the_families_change(tmp_path):
     )
     second = run_cli("check", "--output-format", "concise", ".", cwd=tmp_path)
     assert second.stdout.splitlines()[0] == (
-        "w.py:2:23: VSL001 [*] isinstance() check against ShortConvSpec leaves out "
+        "w.py:2:23: VSL001 isinstance() check against ShortConvSpec leaves out "
         "MambaSpec"
     )
 

@@ -82,7 +82,7 @@ def test_select_takes_comma_separated_codes_and_names_unknown_ones(tmp_path):
     ]
     out = run_cli("check", "--select", "VSL001,E501,W6", ".", cwd=tmp_path)
     assert out.returncode == 2
-    assert "unknown rule code(s): E501, W6" in out.stderr
+    assert "unknown rule selector 'E501', 'W6'" in out.stderr
 
 
 def test_show_files_defaults_to_the_working_folder_and_honours_force_exclude(tmp_path):
@@ -124,7 +124,10 @@ def test_show_fixes_after_a_baseline_lists_only_new_findings(tmp_path):
     (tmp_path / "old.py").write_text(BAD)
     run_cli("check", "--write-baseline", "b.json", ".", cwd=tmp_path)
     (tmp_path / "new.py").write_text(BAD)
-    out = run_cli("check", "--show-fixes", "--baseline", "b.json", ".", cwd=tmp_path)
+    out = run_cli(
+        "check", "--show-fixes", "--unsafe-fixes", "--baseline", "b.json", ".",
+        cwd=tmp_path,
+    )
     assert "- new.py:\n" in out.stdout and "old.py" not in out.stdout
 
 
@@ -139,11 +142,11 @@ def test_baseline_messages_count_entries(tmp_path):
 
 def test_fix_counts_errors_in_the_singular_and_plural(tmp_path):
     (tmp_path / "a.py").write_text(BAD)
-    assert run_cli("fix", "--diff", ".", cwd=tmp_path).stdout.endswith(
+    assert run_cli("fix", "--unsafe-fixes", "--diff", ".", cwd=tmp_path).stdout.endswith(
         "\nWould fix 1 error.\n"
     )
     (tmp_path / "b.py").write_text(BAD)
-    assert run_cli("fix", "--diff", ".", cwd=tmp_path).stdout.endswith(
+    assert run_cli("fix", "--unsafe-fixes", "--diff", ".", cwd=tmp_path).stdout.endswith(
         "\nWould fix 2 errors.\n"
     )
 
@@ -162,7 +165,7 @@ def test_progress_bar():
 def test_fix_diff_with_show_fixes_over_two_files(tmp_path):
     (tmp_path / "a.py").write_text(BAD)
     (tmp_path / "b.py").write_text(BAD)
-    out = run_cli("fix", "--diff", "--show-fixes", ".", cwd=tmp_path)
+    out = run_cli("fix", "--unsafe-fixes", "--diff", "--show-fixes", ".", cwd=tmp_path)
     assert out.returncode == 1
     hunk = (
         "@@ -1,2 +1,2 @@\n"
@@ -185,10 +188,10 @@ def test_concise_is_the_text_format(tmp_path):
     check = run_cli("check", "--output-format", "concise", ".", cwd=tmp_path)
     assert check.stdout == run_cli("check", ".", cwd=tmp_path).stdout
     assert check.stdout.endswith(
-        "Found 1 error.\n[*] 1 fixable with the --fix option.\n"
+        "Found 1 error.\n1 unsafe fix available with `--fix --unsafe-fixes`.\n"
     )
-    fixed = run_cli("fix", "--output-format", "concise", ".", cwd=tmp_path)
-    assert fixed.stdout == "Fixed 1 error (0 remaining).\n"
+    fixed = run_cli("fix", "--unsafe-fixes", "--output-format", "concise", ".", cwd=tmp_path)
+    assert fixed.stdout == "Found 1 error (1 fixed, 0 remaining).\n"
 
 
 def test_fix_prints_warnings(tmp_path):
@@ -196,8 +199,8 @@ def test_fix_prints_warnings(tmp_path):
     kci.parent.mkdir(parents=True)
     kci.write_text("class (:\n")
     (tmp_path / "a.py").write_text(BAD)
-    out = run_cli("fix", "a.py", cwd=tmp_path)
+    out = run_cli("fix", "--unsafe-fixes", "a.py", cwd=tmp_path)
     assert out.stderr == (
         f"warning: {kci}: cannot read class hierarchy: invalid syntax (<unknown>, line 1)\n"
     )
-    assert run_cli("fix", "-q", "a.py", cwd=tmp_path).stderr == ""
+    assert run_cli("fix", "--unsafe-fixes", "-q", "a.py", cwd=tmp_path).stderr == ""

@@ -1,5 +1,7 @@
 """Options as ruff has them: each run beside real ruff with the same flags,
-on a tree where each tool has one safely fixable finding, and compared by
+on a tree where each tool has one safely fixable finding (ours made safe by
+the project's ``extend-safe-fixes``, as a team that reviews every fix would
+set it; ruff's F401 is safe), and compared by
 what a script sees: exit status, and which of stdout and stderr carry text.
 Then our own output, written out."""
 
@@ -28,6 +30,7 @@ FINDING = (
     "w.py:2:40: VSL001 [*] isinstance() check against MLAAttentionSpec leaves out "
     "SlidingWindowMLASpec\n"
 )
+SAFE_VSL001 = '[tool.vllm-spec-lint]\nextend-safe-fixes = ["VSL001"]\n'
 # ruff's twin: one unused import (F401, a safe fix).
 RUFF_BAD = "import os\nx = 1\n"
 
@@ -58,6 +61,7 @@ def trees(tmp_path):
     ours, theirs = tmp_path / "ours", tmp_path / "ruff"
     ours.mkdir()
     theirs.mkdir()
+    (ours / "pyproject.toml").write_text(SAFE_VSL001)
     (ours / "w.py").write_text(BAD)
     (theirs / "w.py").write_text(RUFF_BAD)
     return ours, theirs
@@ -75,7 +79,7 @@ def test_check_reports_on_stdout_like_ruff(trees):
     ours, ruff = _both(trees, ["check", "."], ["."])
     assert _shape(ours) == _shape(ruff) == (1, True, False)
     assert ours.stdout == FINDING + (
-        "Found 1 error.\n[*] 1 fixable with the --fix option.\n"
+        "Found 1 error.\n[*] 1 fixable with `--fix`.\n"
     )
 
 
@@ -112,13 +116,13 @@ def test_output_format_is_ruffs_name_and_format_its_alias(trees):
 def test_fix_fixes_and_exits_0_like_ruff(trees):
     ours, ruff = _both(trees, ["fix", "."], ["--fix", "."])
     assert _shape(ours) == _shape(ruff) == (0, True, False)
-    assert ours.stdout == "Fixed 1 error (0 remaining).\n"
+    assert ours.stdout == "Found 1 error (1 fixed, 0 remaining).\n"
     assert (trees[0] / "w.py").read_text() == FIXED
 
 
 def test_check_fix_is_the_fix_command(trees):
     out = run_cli("check", "--fix", ".", cwd=trees[0])
-    assert (out.returncode, out.stdout) == (0, "Fixed 1 error (0 remaining).\n")
+    assert (out.returncode, out.stdout) == (0, "Found 1 error (1 fixed, 0 remaining).\n")
     assert (trees[0] / "w.py").read_text() == FIXED
 
 
@@ -130,7 +134,7 @@ def test_exit_non_zero_on_fix(trees):
     assert _shape(ours) == _shape(ruff) == (1, True, False)
     assert (trees[0] / "w.py").read_text() == FIXED
     # Nothing left to fix: exit 0 again.
-    again = run_cli("fix", "--exit-non-zero-on-fix", ".", cwd=trees[0])
+    again = run_cli("fix", "--unsafe-fixes", "--exit-non-zero-on-fix", ".", cwd=trees[0])
     assert (again.returncode, again.stdout) == (0, "All checks passed!\n")
 
 
@@ -158,7 +162,7 @@ def test_show_fixes_lists_what_fix_applied(trees):
     assert _shape(ours) == _shape(ruff) == (0, True, False)
     assert ours.stdout == (
         "\nFixed 1 error:\n- w.py:\n    1 \u00d7 VSL001 (isinstance-leaves-out-companion)\n\n"
-        "Fixed 1 error (0 remaining).\n"
+        "Found 1 error (1 fixed, 0 remaining).\n"
     )
 
 
@@ -167,7 +171,7 @@ def test_show_fixes_on_check_lists_what_fix_would_apply(trees):
     assert out.returncode == 1
     assert out.stdout == FINDING + (
         "\nWould fix 1 error:\n- w.py:\n    1 \u00d7 VSL001 (isinstance-leaves-out-companion)\n\n"
-        "Found 1 error.\n[*] 1 fixable with the --fix option.\n"
+        "Found 1 error.\n[*] 1 fixable with `--fix`.\n"
     )
     assert (trees[0] / "w.py").read_text() == BAD
 
@@ -231,27 +235,31 @@ UNSAFE = (
 def test_summary_counts_safe_fixes_and_names_hidden_ones(tmp_path):
     (tmp_path / "u.py").write_text(UNSAFE)
     out = run_cli("check", ".", cwd=tmp_path)
-    assert out.stdout.splitlines()[-3:] == [
+    assert out.stdout.splitlines()[-2:] == [
         "Found 2 errors.",
-        "[*] 1 fixable with the --fix option.",
-        "(1 hidden fix can be enabled with the --unsafe-fixes option.)",
+        "2 unsafe fixes available with `--fix --unsafe-fixes`.",
     ]
     assert "u.py:3:16: VSL002 exact type" in out.stdout  # no [*]: unsafe
     unsafe = run_cli("check", "--unsafe-fixes", ".", cwd=tmp_path)
     assert unsafe.stdout.splitlines()[-2:] == [
         "Found 2 errors.",
-        "[*] 2 fixable with the --fix option.",
+        "[*] 2 fixable with `--fix`.",
     ]
     assert "u.py:3:16: VSL002 [*] exact type" in unsafe.stdout
+    promoted = run_cli("check", "--extend-safe-fixes", "VSL001", ".", cwd=tmp_path)
+    assert promoted.stdout.splitlines()[-2:] == [
+        "Found 2 errors.",
+        "[*] 1 fixable with `--fix` (1 unsafe fix available with `--fix --unsafe-fixes`).",
+    ]
 
 
 def test_fix_summary_counts_what_remains(tmp_path):
     (tmp_path / "u.py").write_text(UNSAFE)
-    out = run_cli("fix", ".", cwd=tmp_path)
+    out = run_cli("fix", "--extend-safe-fixes", "VSL001", ".", cwd=tmp_path)
     assert out.returncode == 1
     assert out.stdout.splitlines()[-2:] == [
-        "Fixed 1 error (1 remaining).",
-        "(1 hidden fix can be enabled with the --unsafe-fixes option.)",
+        "Found 2 errors (1 fixed, 1 remaining).",
+        "1 unsafe fix available with `--fix --unsafe-fixes`.",
     ]
 
 
@@ -279,12 +287,12 @@ def test_fix_stdin_writes_the_source_to_stdout_and_the_report_to_stderr(trees):
     )  # fmt: skip
     assert _shape(ours) == _shape(ruff) == (0, True, True)
     assert ours.stdout == FIXED
-    assert ours.stderr == "Fixed 1 error (0 remaining).\n"
+    assert ours.stderr == "Found 1 error (1 fixed, 0 remaining).\n"
     assert ruff.stdout == "x = 1\n"
 
 
 def test_fix_stdin_with_nothing_to_fix_writes_the_source_unchanged(trees):
-    out = run_cli("fix", "--stdin-filename", NAME, "-", cwd=trees[0], input=FIXED)
+    out = run_cli("fix", "--unsafe-fixes", "--stdin-filename", NAME, "-", cwd=trees[0], input=FIXED)
     assert (out.returncode, out.stdout) == (0, FIXED)
 
 
@@ -311,6 +319,7 @@ def _stdin_bytes(data: bytes, *args: str, cwd: Path):
 
 def test_stdin_with_crlf_and_a_bom_keeps_both(tmp_path):
     data = b"\xef\xbb\xbf" + BAD.replace("\n", "\r\n").encode()
+    (tmp_path / "pyproject.toml").write_text(SAFE_VSL001)
     check = _stdin_bytes(data, "check", cwd=tmp_path)
     # Columns as in the file: the BOM is not a column.
     assert check.stdout.startswith(b"pkg/w.py:2:40: VSL001 [*]")
@@ -358,5 +367,5 @@ def test_stdin_excluded_name_with_force_exclude(tmp_path):
     args = ("--force-exclude", "--exclude", "pkg", "--stdin-filename", NAME, "-")
     check = run_cli("check", *args, cwd=tmp_path, input=BAD)
     assert (check.returncode, check.stdout) == (0, "All checks passed!\n")
-    fixed = run_cli("fix", *args, cwd=tmp_path, input=BAD)
+    fixed = run_cli("fix", "--unsafe-fixes", *args, cwd=tmp_path, input=BAD)
     assert (fixed.returncode, fixed.stdout) == (0, BAD)

@@ -71,7 +71,7 @@ def test_fix_in_yapf_style_touches_only_the_check_and_the_import(tpu_copy):
     (tpu_copy / ".style.yapf").write_text(YAPF_STYLE)
     target = tpu_copy / TPU_FINDING
     before = target.read_text()
-    result = run_cli("fix", "--no-cache", ".", cwd=tpu_copy)
+    result = run_cli("fix", "--unsafe-fixes", "--no-cache", ".", cwd=tpu_copy)
     assert result.returncode == 0, result.stdout + result.stderr
     after = target.read_text()
     assert changed_lines(before, after) == [
@@ -99,7 +99,7 @@ def test_fix_in_yapf_style_touches_only_the_check_and_the_import(tpu_copy):
 def test_fix_without_a_formatter_changes_exactly_two_lines(tpu_copy):
     target = tpu_copy / TPU_FINDING
     before = target.read_text()
-    result = run_cli("fix", "--no-cache", "--fix-formatter", "none", ".", cwd=tpu_copy)
+    result = run_cli("fix", "--unsafe-fixes", "--no-cache", "--fix-formatter", "none", ".", cwd=tpu_copy)
     assert result.returncode == 0, result.stdout + result.stderr
     assert changed_lines(before, target.read_text()) == [
         "-                                        MLAAttentionSpec, SlidingWindowSpec)",

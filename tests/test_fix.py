@@ -11,7 +11,7 @@ import textwrap
 
 import pytest
 
-from tests.conftest import REPO, run_cli
+from tests.conftest import REPO, interpreter_without_tools, run_cli
 from vllm_spec_lint.core.analysis import analyze_source
 from vllm_spec_lint.core.fixing import fix_source
 from vllm_spec_lint.core.settings import Config
@@ -23,7 +23,7 @@ pytestmark = pytest.mark.fast
 KCI = "from vllm.v1.kv_cache_interface import "
 
 
-def fixed(source: str, *, unsafe: bool = False, module: str | None = None) -> str:
+def fixed(source: str, *, unsafe: bool = True, module: str | None = None) -> str:
     source = textwrap.dedent(source)
     outcome = fix_source(
         source,
@@ -154,7 +154,7 @@ def test_vsl002_fix_is_unsafe():
         KCI
         + "MLAAttentionSpec\n\nok = type(spec) is MLAAttentionSpec\nno = type(spec) != MLAAttentionSpec\n"
     )
-    assert fixed(source) == source  # safe fixes only
+    assert fixed(source, unsafe=False) == source  # safe fixes only
     assert fixed(source, unsafe=True) == (
         KCI + "MLAAttentionSpec, SlidingWindowMLASpec\n\n"
         "ok = type(spec) in (MLAAttentionSpec, SlidingWindowMLASpec)\n"
@@ -367,7 +367,7 @@ def test_name_taken_by_something_else_gets_no_fix():
         KCI
         + "MLAAttentionSpec\nSlidingWindowMLASpec = None\n\nok = isinstance(s, MLAAttentionSpec)\n"
     )
-    out = fix_source(source, "x.py", Config())
+    out = fix_source(source, "x.py", Config(), unsafe=True)
     assert out.text == source and out.remaining and out.remaining[0].fix is None
 
 
@@ -409,7 +409,11 @@ def test_fix_is_idempotent_and_check_after_fix_is_clean(tmp_path):
 def test_a_fix_that_does_not_parse_is_not_written():
     source = KCI + "MLAAttentionSpec\n\nok = isinstance(s, MLAAttentionSpec)\n"
     broken = fix_source(
-        source, "x.py", Config(), formatter=lambda text, spans: text + "def (:\n"
+        source,
+        "x.py",
+        Config(),
+        formatter=lambda text, spans: text + "def (:\n",
+        unsafe=True,
     )
     assert broken.text == source and "does not parse" in broken.failure
 
@@ -423,7 +427,7 @@ def test_crlf_bom_and_mode_are_kept(tmp_path):
     )
     path.write_bytes(source.encode("utf-8"))
     path.chmod(0o640)
-    assert run_cli("fix", "w.py", cwd=tmp_path).returncode == 0
+    assert run_cli("fix", "--unsafe-fixes", "w.py", cwd=tmp_path).returncode == 0
     data = path.read_bytes()
     assert data.startswith(b"\xef\xbb\xbf")
     assert data.count(b"\r\n") == 3 and b"\n" not in data.replace(b"\r\n", b"")
@@ -440,7 +444,7 @@ def test_latin1_file_with_cookie(tmp_path):
         + "MLAAttentionSpec\n\nok = isinstance(s, MLAAttentionSpec)\n"
     )
     path.write_bytes(source.encode("latin-1"))
-    assert run_cli("fix", "l1.py", cwd=tmp_path).returncode == 0
+    assert run_cli("fix", "--unsafe-fixes", "l1.py", cwd=tmp_path).returncode == 0
     data = path.read_bytes()
     assert b"caf\xe9" in data
     assert data.decode("latin-1").endswith(
@@ -455,7 +459,7 @@ def test_read_only_file_is_refused_and_untouched(tmp_path):
     ).encode()
     path.write_bytes(source)
     path.chmod(0o444)
-    out = run_cli("fix", "ro.py", cwd=tmp_path)
+    out = run_cli("fix", "--unsafe-fixes", "ro.py", cwd=tmp_path)
     assert out.returncode == 1
     assert "ro.py: not written: the file is read-only" in out.stderr
     assert path.read_bytes() == source
@@ -476,7 +480,7 @@ def test_nothing_written_when_nothing_changes(tmp_path):
     path.write_text(KCI + "MLAAttentionSpec, SlidingWindowMLASpec\n")
     before = path.stat().st_mtime_ns
     os.utime(path, ns=(before - 10**9, before - 10**9))
-    run_cli("fix", ".", cwd=tmp_path)
+    run_cli("fix", "--unsafe-fixes", ".", cwd=tmp_path)
     assert path.stat().st_mtime_ns == before - 10**9
 
 
@@ -485,7 +489,12 @@ def test_diff_writes_nothing_and_exits_1(tmp_path):
     source = KCI + "MLAAttentionSpec\n\nok = isinstance(s, MLAAttentionSpec)\n"
     path.write_text(source)
     for command in (("check", "--diff"), ("fix", "--diff")):
-        out = run_cli(*command, ".", cwd=tmp_path)
+        safe_only = run_cli(*command, ".", cwd=tmp_path)
+        assert (safe_only.returncode, safe_only.stdout) == (
+            0,
+            "No errors would be fixed (1 fix available with `--unsafe-fixes`).\n",
+        )
+        out = run_cli(*command, "--unsafe-fixes", ".", cwd=tmp_path)
         assert out.returncode == 1
         assert "-ok = isinstance(s, MLAAttentionSpec)\n" in out.stdout
         assert (
@@ -517,7 +526,8 @@ def test_json_carries_the_fix(tmp_path):
 
 
 def test_without_ruff_the_fix_applies_unwrapped_and_says_so_once(tmp_path):
-    # A `ruff` package that cannot be imported, and no ruff on PATH.
+    # A `ruff` package that cannot be imported, no ruff beside the
+    # interpreter, and none on PATH.
     fake = tmp_path / "fake"
     (fake / "ruff").mkdir(parents=True)
     (fake / "ruff" / "__init__.py").write_text("raise ImportError('not installed')\n")
@@ -527,11 +537,14 @@ def test_without_ruff_the_fix_applies_unwrapped_and_says_so_once(tmp_path):
             + "MLAAttentionSpec\n\nis_mla_region = isinstance(layer_spec_with_long_name, MLAAttentionSpec)\n"
         )
     import subprocess
-    import sys
 
-    env = dict(os.environ, PYTHONPATH=f"{fake}:{REPO}", PATH="/nonexistent")
+    python, env = interpreter_without_tools(tmp_path)
+    env = {
+        **os.environ, **env, "PATH": "/nonexistent",
+        "PYTHONPATH": f"{fake}{os.pathsep}{env['PYTHONPATH']}",
+    }  # fmt: skip
     out = subprocess.run(
-        [sys.executable, "-m", "vllm_spec_lint", "fix", "a.py", "b.py"],
+        [python, "-m", "vllm_spec_lint", "fix", "--unsafe-fixes", "a.py", "b.py"],
         cwd=tmp_path,
         capture_output=True,
         text=True,
@@ -599,7 +612,7 @@ ONE_LINE_IMPORT = (
 )
 def test_multi_line_container_without_a_trailing_comma_keeps_its_closer(before, after):
     # Unformatted: the edit alone, as `fix-formatter = "none"` would make it.
-    outcome = fix_source(before, "example.py", Config())
+    outcome = fix_source(before, "example.py", Config(), unsafe=True)
     assert (outcome.failure, outcome.text) == (None, after)
 
 
@@ -612,7 +625,7 @@ def test_fix_edit_keeps_the_indentation_of_the_blocks_around_it():
         "            MLAAttentionSpec  # the anchor\n"
         "        ))\n"
     )
-    outcome = fix_source(source, "example.py", Config())
+    outcome = fix_source(source, "example.py", Config(), unsafe=True)
     assert outcome.text == (
         ONE_LINE_IMPORT.replace(
             "MLAAttentionSpec\n", "MLAAttentionSpec, SlidingWindowMLASpec\n"
@@ -651,7 +664,7 @@ def test_fix_edit_follows_a_block_indented_unlike_the_module():
         "          MLAAttentionSpec\n"
         "      ))\n"
     )
-    outcome = fix_source(source, "example.py", Config())
+    outcome = fix_source(source, "example.py", Config(), unsafe=True)
     assert outcome.text.endswith(
         "      return isinstance(spec, (\n"
         "          FullAttentionSpec,\n"

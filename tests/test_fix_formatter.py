@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_cli
+from tests.conftest import interpreter_without_tools, run_cli
 from vllm_spec_lint.repair.formatting import detect
 
 # Written in tpu-inference's style: yapf, aligned continuation lines.
@@ -87,8 +87,11 @@ EXPECTED = {
 YAPF_STYLE = "[style]\nbased_on_style = pep8\n"
 
 
-def fix(folder: Path, *args: str, env: dict | None = None):
-    return run_cli("fix", "--no-cache", *args, ".", cwd=folder, env=env)
+def fix(folder: Path, *args: str, env: dict | None = None, python: str | None = None):
+    return run_cli(
+        "fix", "--unsafe-fixes", "--no-cache", *args, ".", cwd=folder, env=env,
+        python=python,
+    )  # fmt: skip
 
 
 @pytest.fixture
@@ -186,11 +189,12 @@ def test_auto_formats_with_the_projects_yapf(project):
 
 def test_a_missing_formatter_warns_once_and_fixes_unformatted(project):
     (project / "other.py").write_text(MODULE)
-    # A PATH without yapf: only the interpreter's own folder-less tools.
+    # No yapf beside the interpreter, and a PATH without yapf.
     empty = project / "empty-bin"
     empty.mkdir()
-    env = {"PATH": str(empty)}
-    result = fix(project, "--fix-formatter", "yapf", env=env)
+    python, env = interpreter_without_tools(project.parent)
+    env = {**env, "PATH": str(empty)}
+    result = fix(project, "--fix-formatter", "yapf", env=env, python=python)
     assert result.returncode == 0, result.stderr
     assert (
         result.stderr.count(

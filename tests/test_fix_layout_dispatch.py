@@ -49,28 +49,28 @@ CASES = {
         'ok = any(c.__name__ in ("MLAAttentionSpec", "SlidingWindowMLASpec") '
         "for c in type(spec).__mro__)\n",
         'Compare with ("MLAAttentionSpec", "SlidingWindowMLASpec")',
-        "safe",
+        "unsafe",
     ),
     "mro scan by name, a list of names": (
         'ok = any(c.__name__ in ["MLAAttentionSpec"] for c in type(spec).__mro__)\n',
         'ok = any(c.__name__ in ["MLAAttentionSpec", "SlidingWindowMLASpec"] '
         "for c in type(spec).__mro__)\n",
         'Add "SlidingWindowMLASpec"',
-        "safe",
+        "unsafe",
     ),
     "mro scan by class": (
         IMPORT + "ok = any(c == MLAAttentionSpec for c in type(spec).mro())\n",
         FIXED_IMPORT + "ok = any(c in (MLAAttentionSpec, SlidingWindowMLASpec) "
         "for c in type(spec).mro())\n",
         "Compare with (MLAAttentionSpec, SlidingWindowMLASpec)",
-        "safe",
+        "unsafe",
     ),
     "mro scan by classes in a tuple": (
         IMPORT + "ok = any(c in (MLAAttentionSpec, X) for c in type(spec).mro())\n",
         FIXED_IMPORT + "ok = any(c in (MLAAttentionSpec, SlidingWindowMLASpec, X) "
         "for c in type(spec).mro())\n",
         "Add SlidingWindowMLASpec",
-        "safe",
+        "unsafe",
     ),
     "table, one line": (
         IMPORT + "T = {MLAAttentionSpec: mla, Other: other}\n",

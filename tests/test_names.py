@@ -83,7 +83,7 @@ def test_a_fix_uses_the_companion_imported_in_the_function():
         "    from vllm.v1.kv_cache_interface import SlidingWindowMLASpec as SW\n\n"
         "    return isinstance(spec, MLAAttentionSpec)\n"
     )
-    outcome = fix_source(source, "x.py", Config(), formatter=None)
+    outcome = fix_source(source, "x.py", Config(), formatter=None, unsafe=True)
     assert outcome.text == source.replace(
         "isinstance(spec, MLAAttentionSpec)", "isinstance(spec, (MLAAttentionSpec, SW))"
     )
@@ -98,7 +98,7 @@ def test_a_fix_imports_the_companion_when_only_another_function_has_it():
         "def f(spec):\n"
         "    return isinstance(spec, MLAAttentionSpec)\n"
     )
-    outcome = fix_source(source, "x.py", Config(), formatter=None)
+    outcome = fix_source(source, "x.py", Config(), formatter=None, unsafe=True)
     assert outcome.text == (
         source.replace(
             "import MLAAttentionSpec\n",

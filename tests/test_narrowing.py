@@ -566,10 +566,21 @@ def test_strict_reports_everything_with_the_reason():
     assert finding.fix is not None and finding.fix.applicability == "unsafe"
 
 
-def test_default_reported_findings_carry_safe_fixes_and_no_reason():
+def test_default_reported_findings_carry_unsafe_fixes_and_no_reason():
     _, twin, _ = CASES["and-conjunct"]
     [finding] = analyse(twin).findings
-    assert finding.suppressed_by is None and finding.fix.applicability == "safe"
+    assert finding.suppressed_by is None and finding.fix.applicability == "unsafe"
+    # A project may promote the rule's fixes; a reported site's fix follows.
+    promoted = Config(extend_safe_fixes=("VSL001",))
+    [finding] = analyse(twin, promoted).findings
+    assert finding.fix.applicability == "safe"
+
+
+def test_a_suppressed_sites_fix_is_never_promoted():
+    suppressed, _, _ = CASES["and-conjunct"]
+    promoted = Config(strict=True, extend_safe_fixes=("VSL",))
+    [finding] = analyse(suppressed, promoted).findings
+    assert finding.fix.applicability == "unsafe"
 
 
 def test_narrowing_follows_the_trees_hierarchy():
@@ -622,11 +633,11 @@ def test_cli_strict_json_and_explain_suppressions(tree):
 
 def test_fix_leaves_suppressed_sites_alone(tree):
     before = (tree / "layers.py").read_text()
-    run_cli("fix", ".", cwd=tree)
+    run_cli("fix", "--unsafe-fixes", ".", cwd=tree)
     assert (tree / "layers.py").read_text() == before
     assert "SlidingWindowMLASpec)" in (tree / "twin.py").read_text()
-    # Strict mode offers their fix as unsafe only.
-    run_cli("fix", "--strict", ".", cwd=tree)
+    # Strict mode offers their fix as unsafe only, whatever the project promotes.
+    run_cli("fix", "--strict", "--extend-safe-fixes", "VSL001", ".", cwd=tree)
     assert (tree / "layers.py").read_text() == before
     run_cli("fix", "--strict", "--unsafe-fixes", ".", cwd=tree)
     assert (

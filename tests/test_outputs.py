@@ -136,7 +136,7 @@ def test_baseline_reports_only_new_findings_and_survives_line_shifts(tree):
 
 def test_baseline_stale_entries(tree):
     run_cli("check", "--write-baseline", "baseline.json", ".", cwd=tree)
-    run_cli("fix", "vllm/distributed", cwd=tree)
+    run_cli("fix", "--unsafe-fixes", "vllm/distributed", cwd=tree)
     out = run_cli("check", "--baseline", "baseline.json", "--show-stale", ".", cwd=tree)
     assert out.returncode == 0
     [stale] = [line for line in out.stderr.splitlines() if line.startswith("stale:")]

@@ -45,6 +45,8 @@ def test_check_hook_fails_on_a_finding(user_repo, pre_commit_home):
     out = try_repo("vllm-spec-lint", user_repo, pre_commit_home)
     assert out.returncode == 1, out.stdout + out.stderr
     assert "pkg/worker.py:3:40: VSL001" in out.stdout
+    # The check hook changes nothing.
+    assert (user_repo / "pkg" / "worker.py").read_text() == BAD
     fixed = BAD.replace(
         "import MLAAttentionSpec", "import MLAAttentionSpec, SlidingWindowMLASpec"
     )
@@ -85,5 +87,38 @@ def test_hooks_manifest_is_valid_for_pre_commit():
     hooks = load_manifest(str(REPO / ".pre-commit-hooks.yaml"))
     assert [(h["id"], h["entry"], h["types"]) for h in hooks] == [
         ("vllm-spec-lint", "vllm-spec-lint check --force-exclude", ["python"]),
-        ("vllm-spec-lint-fix", "vllm-spec-lint fix --force-exclude", ["python"]),
+        (
+            "vllm-spec-lint-fix",
+            "vllm-spec-lint fix --unsafe-fixes --force-exclude",
+            ["python"],
+        ),
     ]
+    # The fix hook lays fixes out with ruff from its own environment.
+    assert hooks[1]["additional_dependencies"] == ["ruff>=0.9"]
+
+
+LONG = (
+    "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n\n\n"
+    "def register(layer_specs):\n"
+    "    for layer_spec in layer_specs:\n"
+    "        is_mla_region_for_layer = isinstance(layer_spec, MLAAttentionSpec)\n"
+)
+LONG_FIXED = (
+    "from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowMLASpec\n\n\n"
+    "def register(layer_specs):\n"
+    "    for layer_spec in layer_specs:\n"
+    "        is_mla_region_for_layer = isinstance(\n"
+    "            layer_spec, (MLAAttentionSpec, SlidingWindowMLASpec)\n"
+    "        )\n"
+)
+
+
+def test_fix_hook_lays_out_fixes_in_its_own_environment(user_repo, pre_commit_home):
+    """pre-commit's environment for the hook has only what the manifest
+    brings: the fix is laid out by ruff from there, with no warning."""
+    (user_repo / "pkg" / "worker.py").write_text(LONG)
+    subprocess.run(["git", "add", "."], cwd=user_repo, check=True)
+    out = try_repo("vllm-spec-lint-fix", user_repo, pre_commit_home)
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "is not installed" not in out.stdout + out.stderr
+    assert (user_repo / "pkg" / "worker.py").read_text() == LONG_FIXED

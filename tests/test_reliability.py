@@ -199,8 +199,9 @@ def _fix_tree(tmp_path: Path, files: int) -> tuple[Path, bytes, bytes]:
     reference.mkdir()
     (reference / "layout.py").write_bytes(source)
     assert (
-        run_cli("fix", "--no-cache", ".", cwd=reference).returncode == 1
-    )  # VSL002 left
+        run_cli("fix", "--unsafe-fixes", "--no-cache", ".", cwd=reference).returncode
+        == 0
+    )  # every fix made, VSL002's too
     return folder, source, (reference / "layout.py").read_bytes()
 
 
@@ -213,7 +214,7 @@ def test_two_fix_runs_at_once(tmp_path):
     folder, original, fixed = _fix_tree(tmp_path, 40)
     runs = [
         subprocess.Popen(
-            [sys.executable, "-m", "vllm_spec_lint", "fix", "--no-cache", "."],
+            [sys.executable, "-m", "vllm_spec_lint", "fix", "--unsafe-fixes", "--no-cache", "."],
             cwd=folder, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )
         for _ in range(2)
@@ -240,7 +241,7 @@ def _kill_at(folder: Path, phase: str, name: str, marker: Path) -> None:
     """Run ``fix`` until it pauses writing ``name`` at ``phase``, then SIGKILL
     it (and its workers)."""
     run = subprocess.Popen(
-        [sys.executable, "-m", "vllm_spec_lint", "fix", "--no-cache", "-j", "2", "."],
+        [sys.executable, "-m", "vllm_spec_lint", "fix", "--unsafe-fixes", "--no-cache", "-j", "2", "."],
         cwd=folder, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         start_new_session=True,
         env={**os.environ, "VSL_TEST_PAUSE": f"{phase}:{name}:{marker}"},
@@ -270,7 +271,7 @@ def test_fix_killed_while_writing(tmp_path, phase, name):
     if phase == "temp-written":
         assert any(n.startswith(f".{name}.") for n in left)
     # A later run finishes the job.
-    run_cli("fix", "--no-cache", ".", cwd=folder)
+    run_cli("fix", "--unsafe-fixes", "--no-cache", ".", cwd=folder)
     assert {p.read_bytes() for p in folder.glob("layout_*.py")} == {fixed}
 
 

@@ -267,8 +267,15 @@ def test_check_reports_the_discovered_twin_only_when_asked(tree):
         "against MLAAttentionSpec leaves out ChunkedMLASpec (discovered twin: "
         f"same fields {SHARED_FIELDS})"
     )
-    # The fix of a guess is unsafe: not offered as [*].
-    assert "1 hidden fix can be enabled with the --unsafe-fixes option" in asked.stdout
+    # The fix of a guess is unsafe: not offered as [*], even where the
+    # project promotes VSL001's fixes.
+    assert "1 unsafe fix available with `--fix --unsafe-fixes`." in asked.stdout
+    promoted = run_cli(
+        "check", "--no-cache", "--discover-families", "--extend-safe-fixes",
+        "VSL001", "--output-format", "concise", str(tree),
+    )  # fmt: skip
+    assert "[*]" not in promoted.stdout
+    assert "1 unsafe fix available with `--fix --unsafe-fixes`." in promoted.stdout
 
 
 def test_the_setting_turns_discovery_on(tree):
@@ -283,7 +290,10 @@ def test_the_setting_turns_discovery_on(tree):
 
 def test_fix_adds_the_twin_only_with_unsafe_fixes(tree):
     connector = tree / "vllm" / "distributed" / "connector.py"
-    safe = run_cli("fix", "--no-cache", "--discover-families", str(tree))
+    safe = run_cli(
+        "fix", "--no-cache", "--discover-families", "--extend-safe-fixes", "VSL001",
+        str(tree),
+    )  # fmt: skip
     assert safe.returncode == 1
     assert connector.read_text() == CONNECTOR_PY
     unsafe = run_cli(

@@ -20,7 +20,6 @@ from pathlib import PurePath
 
 from vllm_spec_lint.core import noqa
 from vllm_spec_lint.core.findings import (
-    PARSE_ERROR_CODE,
     FileAnalysis,
     Finding,
     parse_error,
@@ -139,7 +138,8 @@ def _analyze_source(
 
     hierarchy = hierarchy or ClassHierarchy.default()
     ignored = _ignored_for_path(path, config)
-    report_errors = config.is_enabled(PARSE_ERROR_CODE, ignored)
+    # A file that does not parse is always reported, whatever the selection,
+    # as ruff reports syntax errors (and as unreadable files are).
     try:
         # CPython's parser decides what is valid Python; libcst then sees
         # only the parts of the file the rules can act on (slicing.py).
@@ -150,7 +150,7 @@ def _analyze_source(
         )
     except (SyntaxError, ValueError, RecursionError, MemoryError) as e:
         error = _parse_error_of(e, path)
-        return FileAnalysis(path, [error] if report_errors else [])
+        return FileAnalysis(path, [error])
     if not relevant.has_candidates:
         return FileAnalysis(path, [])
 
@@ -166,10 +166,10 @@ def _analyze_source(
         error = parse_error(
             path, f"cannot parse: {e.message}", e.raw_line, e.raw_column + 1
         )
-        return FileAnalysis(path, [error] if report_errors else [])
+        return FileAnalysis(path, [error])
     except (RecursionError, MemoryError) as e:
         error = _parse_error_of(e, path)
-        return FileAnalysis(path, [error] if report_errors else [])
+        return FileAnalysis(path, [error])
     if not rules:
         return FileAnalysis(path, [])
     try:
@@ -186,7 +186,7 @@ def _analyze_source(
         _visit(module, visitors)
     except RecursionError:
         error = parse_error(path, "cannot analyse: nested too deeply")
-        return FileAnalysis(path, [error] if report_errors else [])
+        return FileAnalysis(path, [error])
 
     from vllm_spec_lint.repair.edits import fix_from_plan
 
@@ -203,9 +203,13 @@ def _analyze_source(
             ):
                 continue
             fix = fix_from_plan(model, report.fix) if report.fix else None
-            if report.suppressed_by and fix is not None:
-                # The author chose this code: changing it is never safe.
-                fix = replace(fix, applicability="unsafe")
+            # A project may promote a rule's fixes to safe (extend-safe-fixes),
+            # never where the author chose the code (a suppressed site) or
+            # where the family is a guess (a discovered twin).
+            if fix is not None and not (report.suppressed_by or report.guessed_family):
+                fix = replace(
+                    fix, applicability=config.fix_applicability(report.code, fix)
+                )
             finding = Finding(
                 report.code,
                 report.message,

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from vllm_spec_lint.core.settings import PARSE_ERROR_CODE
 from vllm_spec_lint.repair.text import Fix
 
-PARSE_ERROR_CODE = "VSL900"
+__all__ = ["PARSE_ERROR_CODE", "FileAnalysis", "Finding", "parse_error", "wanted"]
 
 
 @dataclass(frozen=True)

@@ -9,14 +9,36 @@ from pathlib import Path
 
 from vllm_spec_lint.model.hierarchy import DEFAULT_FAMILIES, Family
 
-CODE_RE = re.compile(r"^VSL\d{0,3}$")
+# Every code a finding can carry, in order: the rules' (rules/__init__.py
+# holds the classes; a test keeps the two lists equal) and VSL900. Written
+# out here so that checking a selector imports no rule, hence no libcst.
+RULE_CODES = ("VSL001", "VSL002", "VSL003", "VSL004", "VSL005", "VSL006")
+PARSE_ERROR_CODE = "VSL900"
+KNOWN_CODES = (*RULE_CODES, PARSE_ERROR_CODE)
+_SELECTOR_RE = re.compile(r"VSL\d{0,3}")
+
+
+def is_selector(text: str) -> bool:
+    """A code or a prefix of at least one known code (``VSL``, ``VSL00``,
+    ``VSL001``), as ruff's selectors; case-sensitive, as ruff's are."""
+    return bool(_SELECTOR_RE.fullmatch(text)) and any(
+        code.startswith(text) for code in KNOWN_CODES
+    )
+
+
+def unknown_selectors(selectors) -> list[str]:
+    return [s for s in selectors if not is_selector(s)]
 
 
 class ConfigError(Exception):
-    """A configuration value that cannot be used; names the file and key."""
+    """A configuration value that cannot be used; names the file and key
+    (``key`` None: the file as a whole, e.g. not found or not TOML)."""
 
-    def __init__(self, source: str, key: str, reason: str):
-        super().__init__(f"{source}: invalid value for '{key}': {reason}")
+    def __init__(self, source: str, key: str | None, reason: str):
+        if key is None:
+            super().__init__(f"{source}: {reason}")
+        else:
+            super().__init__(f"{source}: invalid value for '{key}': {reason}")
         self.source = source
         self.key = key
 
@@ -38,6 +60,9 @@ class Config:
     vllm_source: Path | None = None
     # What lays out fixes: auto, ruff, black, yapf or none (repair/formatting.py).
     fix_formatter: str = "auto"
+    # ruff's per-project fix safety: rules whose fixes are made safe/unsafe.
+    extend_safe_fixes: tuple[str, ...] = ()
+    extend_unsafe_fixes: tuple[str, ...] = ()
     respect_gitignore: bool = True
     # Larger files that name an anchor are reported, not parsed: CPython's
     # own parser needs minutes and gigabytes for a 50 MB module.
@@ -57,3 +82,19 @@ class Config:
             default="",
         )
         return bool(chosen) and len(chosen) > len(dropped)
+
+    def fix_applicability(self, code: str, fix) -> str:
+        """The applicability of a rule's fix after the project's overrides:
+        the longest matching selector decides, ``extend-unsafe-fixes`` on a
+        tie (the cautious reading)."""
+        safe = _longest_prefix(code, self.extend_safe_fixes)
+        unsafe = _longest_prefix(code, self.extend_unsafe_fixes)
+        if unsafe and len(unsafe) >= len(safe):
+            return "unsafe"
+        if safe:
+            return "safe"
+        return fix.applicability
+
+
+def _longest_prefix(code: str, selectors: tuple[str, ...]) -> str:
+    return max((s for s in selectors if code.startswith(s)), key=len, default="")

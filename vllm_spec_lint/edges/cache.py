@@ -34,6 +34,9 @@ def fingerprint(config: Config, hierarchy: ClassHierarchy) -> str:
         config.per_file_ignores,
         config.families,
         config.strict,
+        # A finding's fix is cached with its applicability.
+        config.extend_safe_fixes,
+        config.extend_unsafe_fixes,
         sorted(hierarchy.bases.items()),
     )
     return hashlib.sha256(repr(settings).encode()).hexdigest()

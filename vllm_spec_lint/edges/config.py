@@ -12,7 +12,12 @@ from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 
-from vllm_spec_lint.core.settings import CODE_RE, Config, ConfigError
+from vllm_spec_lint.core.settings import (
+    KNOWN_CODES,
+    Config,
+    ConfigError,
+    unknown_selectors,
+)
 from vllm_spec_lint.model.hierarchy import Family
 from vllm_spec_lint.repair.formatting import FIX_FORMATTERS
 
@@ -25,10 +30,16 @@ def _str_list(source: str, key: str, value, *, codes: bool = False) -> tuple[str
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ConfigError(source, key, "expected a list of strings")
     if codes:
-        bad = [v for v in value if not CODE_RE.match(v.strip())]
+        bad = unknown_selectors(v.strip() for v in value)
         if bad:
-            raise ConfigError(source, key, f"unknown rule code(s): {', '.join(bad)}")
+            raise ConfigError(source, key, unknown_selector_reason(bad))
     return tuple(v.strip() for v in value)
+
+
+def unknown_selector_reason(bad: list[str]) -> str:
+    """ruff's words for a selector that matches no rule."""
+    listed = ", ".join(f"'{b}'" for b in bad)
+    return f"unknown rule selector {listed} (codes: {', '.join(KNOWN_CODES)})"
 
 
 def _bool(source: str, key: str, value) -> bool:
@@ -107,6 +118,9 @@ def parse_settings(raw: Mapping, source: str, root: Path) -> Config:
         name = key.replace("_", "-")
         if name in ("select", "ignore", "extend-select", "extend-ignore"):
             settings[name] = _str_list(source, key, value, codes=True)
+        elif name in ("extend-safe-fixes", "extend-unsafe-fixes"):
+            codes = _str_list(source, key, value, codes=True)
+            settings[name.replace("-", "_")] = codes
         elif name in ("exclude", "extend-exclude"):
             settings[name] = _str_list(source, key, value)
         elif name == "per-file-ignores":
@@ -177,7 +191,7 @@ def read_config_file(path: Path) -> Mapping | None:
 
     source = str(path)
     try:
-        if path.name == "pyproject.toml":
+        if path.suffix == ".toml":
             with open(path, "rb") as f:
                 data = tomllib.load(f)
             return data.get("tool", {}).get(SECTION)
@@ -186,10 +200,30 @@ def read_config_file(path: Path) -> Mapping | None:
         if parser.has_section(SECTION):
             return dict(parser.items(SECTION))
         return None
+    except FileNotFoundError:
+        raise ConfigError(source, None, "not found") from None
+    except IsADirectoryError:
+        raise ConfigError(source, None, "is a folder, not a settings file") from None
     except (OSError, UnicodeDecodeError) as e:
-        raise ConfigError(source, "(file)", f"cannot read: {e}") from None
-    except (tomllib.TOMLDecodeError, configparser.Error) as e:
-        raise ConfigError(source, "(file)", f"cannot parse: {e}") from None
+        reason = getattr(e, "strerror", None) or str(e)
+        raise ConfigError(source, None, f"cannot read: {reason}") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(*_toml_error(source, e)) from None
+    except configparser.Error as e:
+        message = " ".join(str(e).split())
+        raise ConfigError(source, None, f"not a valid INI file: {message}") from None
+
+
+def _toml_error(source: str, error: ValueError) -> tuple[str, None, str]:
+    """``file:line:column`` and tomllib's reason, without its own position."""
+    message = str(error)
+    match = re.search(r"\s*\(at line (\d+), column (\d+)\)", message)
+    if match:
+        source = f"{source}:{match.group(1)}:{match.group(2)}"
+        message = message[: match.start()] + message[match.end() :]
+    elif "(at end of document)" in message:
+        message = message.replace(" (at end of document)", " at the end of the file")
+    return source, None, f"invalid TOML: {message}"
 
 
 def find_config(start: Path) -> Path | None:
@@ -209,7 +243,12 @@ def load_config(start: Path, explicit: Path | None = None) -> Config:
     path = explicit or find_config(start)
     if path is None:
         return Config()
+    if explicit is not None and not explicit.exists():
+        raise ConfigError(str(explicit), None, "not found")
+    if explicit is not None and explicit.is_dir():
+        raise ConfigError(str(explicit), None, "is a folder, not a settings file")
     raw = read_config_file(path)
     if raw is None:
-        raise ConfigError(str(path), f"[{SECTION}]", "section not found")
+        section = f"[tool.{SECTION}]" if path.suffix == ".toml" else f"[{SECTION}]"
+        raise ConfigError(str(path), None, f"has no {section} section")
     return parse_settings(raw, str(path), path.resolve().parent)

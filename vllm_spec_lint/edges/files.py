@@ -81,6 +81,39 @@ def write_atomically(path: Path, original: bytes, new: bytes) -> None:
         raise
 
 
+class ReportNotWritten(Exception):
+    """``--output-file`` could not be written; the message names it and why."""
+
+
+def write_report(path: Path, text: str) -> None:
+    """Write a report, creating missing folders (as ruff does); a report
+    replaced in one step, so a reader never sees half of one."""
+    import tempfile
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, temporary = tempfile.mkstemp(
+            dir=path.parent, prefix=f".{path.name}.", suffix=".vsl-tmp"
+        )
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(text)
+            os.chmod(temporary, 0o666 & ~_umask())
+            os.replace(temporary, path)
+        except BaseException:
+            os.unlink(temporary)
+            raise
+    except OSError as e:
+        reason = e.strerror or str(e)
+        raise ReportNotWritten(f"{path}: cannot write the report: {reason}") from None
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def _pause_point(phase: str, target: Path) -> None:
     """Test-only: with ``VSL_TEST_PAUSE=PHASE:FILE_NAME:MARKER``, writing
     ``FILE_NAME`` stops at ``PHASE``, creates ``MARKER`` and waits to be

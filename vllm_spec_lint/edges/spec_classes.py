@@ -66,10 +66,10 @@ def read_spec_classes(
     # the thousands of others.
     family_suffixes = tuple(f"/{f.module_path}" for f in config.families)
     for name in files:
-        if (
-            name.replace(os.sep, "/").endswith(family_suffixes)
-            and os.path.abspath(name) in family_files
-        ):
+        # "/" first: a relative name ("vllm/v1/...") ends like one too.
+        if ("/" + name.replace(os.sep, "/")).endswith(
+            family_suffixes
+        ) and os.path.abspath(name) in family_files:
             continue
         try:
             source = read(name)
@@ -181,6 +181,19 @@ def _ancestry(shapes: list[ClassShape], hierarchy: ClassHierarchy, known):
         return cache[qualname]
 
     return ancestors
+
+
+def spec_hierarchy(config: Config, hierarchy: ClassHierarchy) -> list[str]:
+    """The classes of the families' hierarchies, sorted: those that derive
+    from the topmost base of a family's anchor (``KVCacheSpec``), not the
+    other classes of the module (``KVCacheConfig``)."""
+    roots = {
+        c
+        for family in config.families
+        for c in hierarchy.ancestors(family.anchor)
+        if not hierarchy.bases.get(c)
+    }
+    return sorted(c for c in hierarchy.bases if hierarchy.ancestors(c) & roots)
 
 
 def _root(config: Config, hierarchy: ClassHierarchy) -> str | None:

@@ -16,18 +16,35 @@ from dataclasses import replace
 from pathlib import Path
 
 from vllm_spec_lint import __version__
-from vllm_spec_lint.core.settings import CODE_RE, Config, ConfigError
-from vllm_spec_lint.edges.config import load_config
+from vllm_spec_lint.core.settings import (
+    PARSE_ERROR_CODE,
+    Config,
+    ConfigError,
+    unknown_selectors,
+)
+from vllm_spec_lint.edges.config import load_config, unknown_selector_reason
+from vllm_spec_lint.edges.files import ReportNotWritten
 from vllm_spec_lint.edges.hierarchy_sources import HierarchyError
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 
+class UsageError(Exception):
+    """A command line that cannot be run as given (exit 2, one line)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with errors in one line, as every other error here."""
+
+    def error(self, message: str):
+        raise UsageError(f"{message} (see '{self.prog} --help')")
+
+
 def _codes(value: str) -> tuple[str, ...]:
     codes = tuple(c.strip() for c in value.split(",") if c.strip())
-    bad = [c for c in codes if not CODE_RE.match(c)]
+    bad = unknown_selectors(codes)
     if bad:
-        raise argparse.ArgumentTypeError(f"unknown rule code(s): {', '.join(bad)}")
+        raise argparse.ArgumentTypeError(unknown_selector_reason(bad))
     return codes
 
 
@@ -155,6 +172,20 @@ def _add_fix_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--no-unsafe-fixes", dest="unsafe_fixes", action="store_false")
     parser.add_argument(
+        "--extend-safe-fixes",
+        type=_codes,
+        default=(),
+        metavar="CODES",
+        help="treat these rules' fixes as safe (a team that reviews every fix)",
+    )
+    parser.add_argument(
+        "--extend-unsafe-fixes",
+        type=_codes,
+        default=(),
+        metavar="CODES",
+        help="treat these rules' fixes as unsafe",
+    )
+    parser.add_argument(
         "--exit-non-zero-on-fix",
         action="store_true",
         help="exit 1 when a fix was applied, even if nothing remains",
@@ -162,7 +193,7 @@ def _add_fix_options(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="vllm-spec-lint",
         description="Find vLLM KV-cache spec checks that leave out a sibling spec.",
     )
@@ -199,6 +230,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check.add_argument(
         "--no-fix", dest="fix", action="store_false", help="do not apply fixes"
+    )
+    check.add_argument(
+        "--add-noqa",
+        action="store_true",
+        help="add '# noqa: CODE' to every reported line (adopting the tool on a "
+        "large tree)",
     )
 
     fix = commands.add_parser("fix", help="apply fixes in place")
@@ -277,6 +314,9 @@ def _config_for(args: argparse.Namespace) -> Config:
         changes["command_line_exclude"] = changes.get("command_line_exclude", ()) + sum(
             args.extend_exclude, ()
         )
+    for option in ("extend_safe_fixes", "extend_unsafe_fixes"):
+        if getattr(args, option, ()):
+            changes[option] = getattr(config, option) + getattr(args, option)
     if getattr(args, "line_length", None):
         changes["line_length"] = args.line_length
     if getattr(args, "no_respect_gitignore", False):
@@ -323,7 +363,9 @@ class _Output:
     def close(self) -> None:
         text = "".join(self.parts)
         if self.file is not None:
-            self.file.write_text(text, encoding="utf-8")
+            from vllm_spec_lint.edges.files import write_report
+
+            write_report(self.file, text)
         elif self.to_stderr:
             sys.stderr.write(text)
         else:
@@ -441,6 +483,10 @@ def _show_files(args: argparse.Namespace, config: Config) -> int:
 def command_check(args: argparse.Namespace, config: Config) -> int:
     if args.show_files:
         return _show_files(args, config)
+    if args.add_noqa:
+        if args.fix or args.diff or _reads_stdin(args):
+            raise UsageError("--add-noqa cannot be combined with --fix, --diff or -")
+        return _add_noqa(args, config)
     if args.fix or args.diff:
         return command_fix(args, config)
     from vllm_spec_lint.faces import report
@@ -484,6 +530,47 @@ def command_check(args: argparse.Namespace, config: Config) -> int:
     return EXIT_FINDINGS if findings and not args.exit_zero else EXIT_CLEAN
 
 
+def _add_noqa(args: argparse.Namespace, config: Config) -> int:
+    """ruff's ``--add-noqa``: a ``# noqa`` for every finding reported, merged
+    into the line's own noqa comment; files written whole or not at all."""
+    from vllm_spec_lint.core.noqa import add_noqa
+    from vllm_spec_lint.edges.files import (
+        WriteRefused,
+        decode_source,
+        read_source,
+        write_atomically,
+    )
+    from vllm_spec_lint.faces import report
+
+    out = _Output(args)
+    checked = _run(args, config, out)
+    by_file: dict[str, dict[int, set[str]]] = {}
+    for finding in checked.findings:
+        if finding.code != PARSE_ERROR_CODE:  # always reported, never noqa'd
+            rows = by_file.setdefault(finding.path, {})
+            rows.setdefault(finding.location[0], set()).add(finding.code)
+    added, status = 0, EXIT_CLEAN
+    for path, rows in by_file.items():
+        try:
+            source = read_source(path)
+            text, encoding = decode_source(source)
+            new, count, skipped = add_noqa(text, rows)
+            if count:
+                write_atomically(Path(path), source, new.encode(encoding))
+        except (OSError, WriteRefused, SyntaxError, UnicodeError) as e:
+            print(f"error: {path}: no noqa directive added: {e}", file=sys.stderr)
+            status = EXIT_ERROR
+            continue
+        added += count
+        for row in skipped:
+            out.warning(
+                f"{path}:{row}: no noqa directive added: the line ends inside a "
+                "string or continues with a backslash"
+            )
+    print(f"Added {report.plural(added, 'noqa directive')}.", file=sys.stderr)
+    return status
+
+
 # pragma: no mutate start
 def _with_findings(results, findings):
     """``results`` holding only ``findings`` (what a baseline left)."""
@@ -525,7 +612,7 @@ def command_fix(args: argparse.Namespace, config: Config) -> int:
             out.summary(report.format_fixes(shown, applied=False))
         elif diff and stdin is None:
             out.summary("\n")
-        out.summary(f"Would fix {report.plural(count, 'error')}.\n")
+        out.summary(report.diff_summary(count, remaining, unsafe=args.unsafe_fixes))
         problems = changed or failures
     else:
         if stdin is not None:
@@ -571,10 +658,13 @@ def command_codemod(args: argparse.Namespace, config: Config) -> int:
         return _codemod_nixl(args)
     from vllm_spec_lint.edges.runner import run
 
+    # A one-shot run a person asked for and reviews as a diff: every fix,
+    # unsafe ones included (they change behaviour; that is the point here).
     result = run(
         args.paths,
         config,
         fix=True,
+        unsafe=True,
         write=not args.diff,
         progress=_progress if sys.stderr.isatty() else None,
     )
@@ -586,13 +676,25 @@ def command_codemod(args: argparse.Namespace, config: Config) -> int:
             "".join(_diff(r.path, r.original, r.fixed_source) for r in changed)
         )
     failures = _report_failures(result)
-    verb = "would change" if args.diff else "changed"
-    print(
-        f"{len(result.results)} files checked, {len(changed)} {verb}, "
-        f"{sum(len(r.fixed) for r in changed)} findings fixed, {failures} failures",
-        file=sys.stderr,
-    )
+    print(_codemod_summary(result, changed, failures, diff=args.diff), file=sys.stderr)
     return EXIT_ERROR if failures else EXIT_CLEAN
+
+
+def _codemod_summary(result, changed, failures: int, *, diff: bool) -> str:
+    """Files checked and changed, and the fixes per rule (``would`` with --diff)."""
+    from collections import Counter
+
+    per_rule = Counter(code for r in changed for code in r.fixed)
+    fixed = sum(per_rule.values())
+    verb = "would change" if diff else "changed"
+    fixes = "would fix" if diff else "fixed"
+    text = (
+        f"{len(result.results)} files checked, {len(changed)} {verb}, "
+        f"{fixed} findings {fixes}, {failures} failures"
+    )
+    if per_rule:
+        text += " (" + ", ".join(f"{c}: {n}" for c, n in sorted(per_rule.items())) + ")"
+    return text
 
 
 def _codemod_nixl(args: argparse.Namespace) -> int:
@@ -602,15 +704,29 @@ def _codemod_nixl(args: argparse.Namespace) -> int:
         read_source,
         write_atomically,
     )
-    from vllm_spec_lint.faces.codemods import NIXL_WORKER, nixl_mla_region
+    from vllm_spec_lint.faces.codemods import nixl_mla_region
 
     status = EXIT_CLEAN
     for root in args.paths:
-        path = root / NIXL_WORKER if root.is_dir() else root
+        path = _nixl_worker_under(root)
+        if root.is_dir() and not path.is_file():
+            print(
+                f"error: {root}: no NIXL worker there (looked for {path})",
+                file=sys.stderr,
+            )
+            status = EXIT_ERROR
+            continue
         try:
             source = read_source(path)
             text, encoding = decode_source(source)
-        except (OSError, SyntaxError, UnicodeDecodeError) as e:
+        except OSError as e:
+            reason = e.strerror or str(e)
+            print(
+                f"error: {path}: cannot read the NIXL worker: {reason}", file=sys.stderr
+            )
+            status = EXIT_ERROR
+            continue
+        except (SyntaxError, UnicodeDecodeError) as e:
             print(f"error: {path}: cannot read the NIXL worker: {e}", file=sys.stderr)
             status = EXIT_ERROR
             continue
@@ -632,6 +748,24 @@ def _codemod_nixl(args: argparse.Namespace) -> int:
                 continue
             print(f"{path}: applied", file=sys.stderr)
     return status
+
+
+def _nixl_worker_under(root: Path) -> Path:
+    """The NIXL worker for a path: the file itself, or from a checkout or any
+    folder on the way to it (``vllm/``, ``.../kv_connector/v1/nixl/``): the
+    longest overlap of the folder's end with the worker's path that exists."""
+    from vllm_spec_lint.faces.codemods import NIXL_WORKER
+
+    if not root.is_dir():
+        return root
+    parts = Path(NIXL_WORKER).parts
+    folder = root.absolute().parts
+    for overlap in range(len(parts) - 1, 0, -1):
+        if folder[-overlap:] == parts[:overlap]:
+            candidate = root.joinpath(*parts[overlap:])
+            if candidate.is_file():
+                return candidate
+    return root / NIXL_WORKER
 
 
 # pragma: no mutate start
@@ -666,7 +800,11 @@ def command_families(args: argparse.Namespace, config: Config) -> int:
 
     from vllm_spec_lint.edges.discovery import iter_python_files
     from vllm_spec_lint.edges.hierarchy_sources import load_hierarchy
-    from vllm_spec_lint.edges.spec_classes import discover, with_spec_classes
+    from vllm_spec_lint.edges.spec_classes import (
+        discover,
+        spec_hierarchy,
+        with_spec_classes,
+    )
     from vllm_spec_lint.model.hierarchy import short_name
 
     warnings: list[str] = []
@@ -694,7 +832,7 @@ def command_families(args: argparse.Namespace, config: Config) -> int:
         if family.evidence:
             print(f"  evidence: {family.evidence}")
     print(f"hierarchy (from {hierarchy.described_sources()}):")
-    for cls in sorted(hierarchy.bases):
+    for cls in spec_hierarchy(config, hierarchy):
         bases = ", ".join(short_name(b) for b in hierarchy.bases[cls]) or "-"
         print(f"  {short_name(cls)} <- {bases}")
     return EXIT_CLEAN
@@ -757,21 +895,9 @@ COMMANDS = {
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args, extra = parser.parse_known_args(argv)
-    # argparse cannot take positionals after an option that follows another
-    # positional (`codemod NAME --diff PATH`): such leftovers are more paths.
-    options = [e for e in extra if e.startswith("-") and e != "-"]
-    if extra and (options or not hasattr(args, "paths")):
-        parser.error(f"unrecognized arguments: {' '.join(extra)}")
-    if extra:
-        args.paths = [p for p in args.paths if p != Path(".")] + [
-            Path(e) for e in extra
-        ]
     try:
-        config = _config_for(args)
-        return COMMANDS[args.command](args, config)
-    except (ConfigError, HierarchyError) as e:
+        return _main(sys.argv[1:] if argv is None else argv)
+    except (UsageError, ConfigError, HierarchyError, ReportNotWritten) as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
@@ -782,8 +908,54 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_ERROR
     except Exception as e:  # an internal error is exit 2, never a silent pass
-        import traceback
-
-        traceback.print_exc()
-        print(f"error: internal error: {e}", file=sys.stderr)
+        print(f"error: internal error: {_crash_report(e)}", file=sys.stderr)
         return EXIT_ERROR
+
+
+def _main(argv: list[str]) -> int:
+    parser = build_parser()
+    if not argv:  # as ruff: the help, and the status of a usage error
+        parser.print_help(sys.stderr)
+        return EXIT_ERROR
+    args, extra = parser.parse_known_args(argv)
+    # argparse cannot take positionals after an option that follows another
+    # positional (`codemod NAME --diff PATH`): such leftovers are more paths.
+    options = [e for e in extra if e.startswith("-") and e != "-"]
+    if extra and (options or not hasattr(args, "paths")):
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    if extra:
+        args.paths = [*args.paths, *(Path(e) for e in extra)]
+    if getattr(args, "paths", None) == [] and not _reads_stdin(args):
+        args.paths = [Path(".")]  # no path means `.`, exactly
+    config = _config_for(args)
+    _warn_about_parse_error_selection(config)
+    return COMMANDS[args.command](args, config)
+
+
+def _warn_about_parse_error_selection(config: Config) -> None:
+    """VSL900 is always reported, as ruff reports syntax errors: ignoring it
+    by name changes nothing, and says so."""
+    ignored = config.ignore + tuple(
+        c for _, codes in config.per_file_ignores for c in codes
+    )
+    if any(len(c) > 3 and PARSE_ERROR_CODE.startswith(c) for c in ignored):
+        print(
+            f"warning: {PARSE_ERROR_CODE} (files that cannot be read or parsed) "
+            "is always reported; ignoring it has no effect",
+            file=sys.stderr,
+        )
+
+
+def _crash_report(error: Exception) -> str:
+    """One line for the user; the traceback goes to a file it names."""
+    import tempfile
+    import traceback
+
+    text = "".join(traceback.format_exception(error))
+    try:
+        fd, path = tempfile.mkstemp(prefix="vllm-spec-lint-crash-", suffix=".txt")
+        with open(fd, "w", encoding="utf-8") as f:
+            f.write(f"vllm-spec-lint {__version__}\n{' '.join(sys.argv)}\n\n{text}")
+    except OSError:
+        return f"{type(error).__name__}: {error} (please report it)"
+    return f"{type(error).__name__}: {error} (please report it with {path})"

@@ -50,13 +50,17 @@ def _fix_text(text: str, filename: str | None, select=lambda f: True):
         module_name=module_name_for(path) if filename else None,
         formatter=formatter_for(str(path), config.line_length, config.fix_formatter),
         select=select,
+        # A codemod is a run a person asked for and reviews as a diff: the
+        # fixes that change behaviour (all of them) are what it is for.
+        unsafe=True,
     )
 
 
 class AddSlidingWindowMLA(CodemodCommand):
     DESCRIPTION = (
         "Add SlidingWindowMLASpec next to MLAAttentionSpec in every check that "
-        "leaves it out (the safe fixes of VSL001-VSL004), with its import."
+        "leaves it out (the fixes of VSL001-VSL006, which change behaviour: "
+        "review the diff), with its import."
     )
 
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:

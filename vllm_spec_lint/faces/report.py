@@ -30,39 +30,73 @@ def format_text(findings: list[Finding], *, unsafe: bool = False) -> str:
     return "".join(_text_line(f, unsafe) + "\n" for f in findings)
 
 
-def plural(count: int, noun: str) -> str:
-    """``1 error``, ``2 errors``, ``2 entries``."""
+def plural(count: int, noun: str, nouns: str | None = None) -> str:
+    """``1 error``, ``2 errors``, ``2 entries``; ``nouns`` when irregular."""
     if count == 1:
         return f"1 {noun}"
-    return f"{count} {noun[:-1] + 'ies' if noun.endswith('y') else noun + 's'}"
+    if nouns is None:
+        nouns = noun[:-1] + "ies" if noun.endswith("y") else noun + "s"
+    return f"{count} {nouns}"
 
 
-def _hidden_fixes(findings: list[Finding], unsafe: bool) -> str:
-    hidden = 0 if unsafe else sum(1 for f in findings if f.fix and not wanted(f, False))
-    if not hidden:
-        return ""
-    fixes = "fix" if hidden == 1 else "fixes"
-    return f"({hidden} hidden {fixes} can be enabled with the --unsafe-fixes option.)\n"
+def _hidden(findings: list[Finding], unsafe: bool) -> int:
+    """Fixes that only ``--unsafe-fixes`` would apply."""
+    if unsafe:
+        return 0
+    return sum(1 for f in findings if f.fix and not wanted(f, False))
+
+
+def _unsafe_available(hidden: int) -> str:
+    fixes = plural(hidden, "unsafe fix", "unsafe fixes")
+    return f"{fixes} available with `--fix --unsafe-fixes`"
 
 
 def check_summary(findings: list[Finding], *, unsafe: bool = False) -> str:
-    """ruff's closing lines for a check: how many, and how many ``--fix``
-    would fix (safe fixes only, unless ``unsafe``)."""
+    """ruff's closing lines for a check: how many, how many ``--fix`` would
+    fix (safe fixes only, unless ``unsafe``), and how many only
+    ``--unsafe-fixes`` would."""
     if not findings:
         return "All checks passed!\n"
     text = f"Found {plural(len(findings), 'error')}.\n"
     fixable = sum(1 for f in findings if wanted(f, unsafe))
+    hidden = _hidden(findings, unsafe)
+    if fixable and hidden:
+        return (
+            text
+            + f"[*] {fixable} fixable with `--fix` ({_unsafe_available(hidden)}).\n"
+        )
     if fixable:
-        text += f"[*] {fixable} fixable with the --fix option.\n"
-    return text + _hidden_fixes(findings, unsafe)
+        return text + f"[*] {fixable} fixable with `--fix`.\n"
+    if hidden:
+        return text + f"{_unsafe_available(hidden)}.\n"
+    return text
 
 
 def fix_summary(fixed: int, remaining: list[Finding], *, unsafe: bool = False) -> str:
     """ruff's closing lines for a fix run."""
     if not fixed and not remaining:
         return "All checks passed!\n"
-    text = f"Fixed {plural(fixed, 'error')} ({len(remaining)} remaining).\n"
-    return text + _hidden_fixes(remaining, unsafe)
+    found = plural(fixed + len(remaining), "error")
+    text = f"Found {found} ({fixed} fixed, {len(remaining)} remaining).\n"
+    hidden = _hidden(remaining, unsafe)
+    if hidden:
+        text += f"{_unsafe_available(hidden)}.\n"
+    return text
+
+
+def diff_summary(would_fix: int, remaining: list[Finding], *, unsafe: bool) -> str:
+    """ruff's closing line for ``--diff``."""
+    hidden = _hidden(remaining, unsafe)
+    if not would_fix:
+        if not hidden:
+            return ""
+        more = plural(hidden, "fix", "fixes")
+        return f"No errors would be fixed ({more} available with `--unsafe-fixes`).\n"
+    text = f"Would fix {plural(would_fix, 'error')}"
+    if hidden:
+        more = plural(hidden, "additional fix", "additional fixes")
+        text += f" ({more} available with `--unsafe-fixes`)"
+    return text + ".\n"
 
 
 def fixed_codes(results) -> dict[str, Counter]:

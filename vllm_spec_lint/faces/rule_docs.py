@@ -41,7 +41,11 @@ PARSE_ERROR_DOC = RuleDoc(
         mention an anchor class are not parsed, so their syntax errors are not
         reported: this is not a syntax checker.
 
-        No fix. Suppress with ``--ignore VSL900``.
+        Always reported, as ruff reports syntax errors: ``--select``,
+        ``--ignore``, ``per-file-ignores`` and ``# noqa`` do not turn it off.
+        Suppress it by excluding the file (``exclude``).
+
+        No fix.
         """
     ),
 )

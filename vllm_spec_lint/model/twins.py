@@ -220,6 +220,8 @@ def discover_twins(
     for a, b in combinations(spec, 2):
         if a.qualname in ancestors(b.qualname) or b.qualname in ancestors(a.qualname):
             continue
+        if a.name == b.name:  # one class read under two module names
+            continue
         score, evidence, shared = _compare(a, b)
         if score < THRESHOLD or (shared < 2 and not set(a.helpers) & set(b.helpers)):
             continue

@@ -44,14 +44,28 @@ class FormatterChoice:
 
 
 def find_executable(kind: str) -> str | None:
-    if kind == "ruff":
+    """The formatter installed beside the interpreter running this tool (its
+    environment, activated or not: a pre-commit hook's, a venv's), then
+    ruff's own package, then on PATH."""
+    beside = os.pathsep.join(_interpreter_scripts())
+    found = shutil.which(kind, path=beside) if beside else None
+    if found is None and kind == "ruff":
         try:
             from ruff.__main__ import find_ruff_bin
 
-            return find_ruff_bin()
+            found = find_ruff_bin()
         except (ImportError, FileNotFoundError):
             pass
-    return shutil.which(kind)
+    return found or shutil.which(kind)
+
+
+def _interpreter_scripts() -> list[str]:
+    """The running interpreter's scripts folders: sysconfig's, and the folder
+    of ``sys.executable`` (a venv's bin, whatever sysconfig says)."""
+    import sysconfig
+
+    folders = [sysconfig.get_path("scripts"), os.path.dirname(sys.executable)]
+    return [f for f in dict.fromkeys(folders) if f]
 
 
 def find_ruff() -> str | None:

@@ -26,11 +26,15 @@ class FixPlan:
 
     node: cst.CSTNode
     replacement: cst.CSTNode | None
-    applicability: str  # "safe" or "unsafe", as in ruff
     message: str
     anchor: cst.BaseExpression
     imports: tuple[str, ...] = ()
     after: tuple[cst.CSTNode, ...] = ()
+    # As ruff defines it: every plan here changes which values a class test
+    # admits (that is what adding a companion does), so none keeps the
+    # code's behaviour and none is safe. A project may promote a rule's
+    # fixes (extend-safe-fixes); core/analysis.py applies that.
+    applicability: str = "unsafe"
 
 
 _COMMA = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
@@ -239,8 +243,6 @@ def add_companions(
     model: SemanticModel,
     anchor: cst.BaseExpression,
     companions: list[str],
-    *,
-    applicability: str = "safe",
 ) -> FixPlan | None:
     """Add ``companions`` right after the ``anchor`` reference in a class
     collection: the bare classinfo becomes a tuple, a tuple or list gets new
@@ -255,9 +257,7 @@ def add_companions(
         container = model.parent(parent)
         if isinstance(container, (cst.Tuple, cst.List, cst.Set)):
             replacement = _insert_after(container, parent, values)
-            return FixPlan(
-                container, replacement, applicability, message, anchor, imports
-            )
+            return FixPlan(container, replacement, message, anchor, imports)
         return None
     if isinstance(parent, cst.BinaryOperation) and isinstance(
         parent.operator, cst.BitOr
@@ -265,10 +265,10 @@ def add_companions(
         replacement = anchor
         for value in values:
             replacement = cst.BinaryOperation(replacement, cst.BitOr(), value)
-        return FixPlan(anchor, replacement, applicability, message, anchor, imports)
+        return FixPlan(anchor, replacement, message, anchor, imports)
     if isinstance(parent, cst.Arg):
         replacement = _tuple([unparenthesized(anchor), *values])
-        return FixPlan(anchor, replacement, applicability, message, anchor, imports)
+        return FixPlan(anchor, replacement, message, anchor, imports)
     return None
 
 
@@ -279,16 +279,13 @@ def exact_comparison_to_membership(
     anchor: cst.BaseExpression,
     companions: list[str],
     positive: bool,
-    applicability: str = "unsafe",
 ) -> FixPlan | None:
     """``type(x) is A`` -> ``type(x) in (A, C)``; ``is not``/``!=`` -> ``not in``."""
     named = _companion_expressions(model, anchor, companions)
     if named is None:
         return None
     values, imports = named
-    return _membership(
-        comparison, type_side, anchor, values, positive, imports, applicability
-    )
+    return _membership(comparison, type_side, anchor, values, positive, imports)
 
 
 def _membership(
@@ -298,7 +295,6 @@ def _membership(
     values: list[cst.BaseExpression],
     positive: bool,
     imports: tuple[str, ...],
-    applicability: str,
 ) -> FixPlan:
     """``kept_side (in | not in) (anchor, *values)`` in place of ``comparison``."""
     operator = cst.NotIn() if not positive else cst.In()
@@ -311,15 +307,13 @@ def _membership(
     message = (
         f"Compare with ({code_of(anchor)}, {', '.join(code_of(v) for v in values)})"
     )
-    return FixPlan(comparison, replacement, applicability, message, anchor, imports)
+    return FixPlan(comparison, replacement, message, anchor, imports)
 
 
 def add_class_names(
     model: SemanticModel,
     anchor: cst.SimpleString,
     companions: list[str],
-    *,
-    applicability: str,
 ) -> FixPlan | None:
     """Add the companions' class names, quoted like ``anchor``, next to it: a
     display of names gets new elements; ``<name> == "A"`` becomes
@@ -334,7 +328,7 @@ def add_class_names(
         if isinstance(container, (cst.Tuple, cst.List, cst.Set)):
             message = f"Add {', '.join(code_of(v) for v in values)}"
             replacement = _insert_after(container, parent, values)
-            return FixPlan(container, replacement, applicability, message, anchor)
+            return FixPlan(container, replacement, message, anchor)
         return None
     if isinstance(parent, cst.ComparisonTarget):
         parent = model.parent(parent)
@@ -349,7 +343,7 @@ def add_class_names(
         else (parent.comparisons[0].comparator)
     )
     positive = isinstance(operator, cst.Equal)
-    return _membership(parent, other, anchor, values, positive, (), applicability)
+    return _membership(parent, other, anchor, values, positive, ())
 
 
 def add_companion_patterns(
@@ -371,7 +365,7 @@ def add_companion_patterns(
         rpar=pattern.rpar,
     )
     message = f"Add {' | '.join(short_name(c) + '()' for c in companions)}"
-    return FixPlan(pattern, replacement, "safe", message, pattern.cls, imports)
+    return FixPlan(pattern, replacement, message, pattern.cls, imports)
 
 
 def add_table_entries(
@@ -398,7 +392,7 @@ def add_table_entries(
     replacement = insert_items(container, "elements", index + 1, new)
     added = ", ".join(short_name(c) for c in companions)
     message = f"Add {added} with {code_of(anchor)}'s value"
-    return FixPlan(container, replacement, "unsafe", message, anchor, imports)
+    return FixPlan(container, replacement, message, anchor, imports)
 
 
 def add_registrations(
@@ -434,4 +428,4 @@ def add_registrations(
     message = (
         f"Register {', '.join(short_name(c) for c in companions)} as {code_of(anchor)}"
     )
-    return FixPlan(site, None, "unsafe", message, anchor, imports, after)
+    return FixPlan(site, None, message, anchor, imports, after)

@@ -10,7 +10,7 @@ explain CODE``); ``VALID`` and ``INVALID`` are examples the test suite runs.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import ClassVar
 
 import libcst as cst
@@ -30,6 +30,9 @@ class Report:
     fix: FixPlan | None = None
     # Why the default mode does not report it (narrowing.py); strict mode does.
     suppressed_by: str | None = None
+    # A discovered pair is a guess: its fix stays unsafe whatever a project
+    # promotes (extend-safe-fixes).
+    guessed_family: bool = False
 
 
 @dataclass(frozen=True)
@@ -63,12 +66,12 @@ class Rule(cst.BatchableCSTVisitor):
         *,
         family: Family | None = None,
     ):
-        if family is not None and family.evidence:
-            # A discovered pair is a guess: say why, and fix it only when asked.
+        guessed = family is not None and bool(family.evidence)
+        if guessed:  # a discovered pair is a guess: say why
             message += f" (discovered twin: {family.evidence})"
-            if fix is not None:
-                fix = replace(fix, applicability="unsafe")
-        self.reports.append(Report(self.CODE, node, message, fix, suppressed_by))
+        self.reports.append(
+            Report(self.CODE, node, message, fix, suppressed_by, guessed)
+        )
 
     def suppression(
         self, test: TypeTest, family: Family, missing: list[str]

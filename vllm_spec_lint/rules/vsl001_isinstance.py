@@ -31,10 +31,17 @@ class IsinstanceLeavesOutCompanion(Rule):
     or when the check is an assert that fails loudly; ``--strict`` reports
     those too, and ``--explain-suppressions`` says why each was left out.
 
-    Fix (safe): add ``SlidingWindowMLASpec`` right after ``MLAAttentionSpec``
-    and import it where ``MLAAttentionSpec`` comes from.
+    Fix (unsafe: adding the companion changes which values the check
+    admits, which is the point for a real miss and a regression for a
+    deliberate site; only a person can tell which. ``--unsafe-fixes``, a
+    codemod or the fix hook apply it; ``extend-safe-fixes`` promotes it):
+    add ``SlidingWindowMLASpec`` right after ``MLAAttentionSpec`` and
+    import it where ``MLAAttentionSpec`` comes from.
 
-    Suppress with ``# noqa: VSL001`` on the reported line.
+    Two ways forward: a real miss gets the companion (the fix); code that
+    leaves it out on purpose keeps it and says so. Suppress such a site with
+    ``# noqa: VSL001`` and a reason on the reported line (``check
+    --add-noqa`` adds one to every reported line).
     """
 
     CODE = "VSL001"

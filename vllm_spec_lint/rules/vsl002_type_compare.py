@@ -19,12 +19,18 @@ class ExactTypeLeavesOutCompanion(Rule):
     "not MLA". Base classes do not help here: ``type(x) in
     (MLAAttentionSpec, SlidingWindowSpec)`` still misses it.
 
-    Fix (unsafe, since it changes which objects match):
-    ``type(x) is MLAAttentionSpec`` becomes
-    ``type(x) in (MLAAttentionSpec, SlidingWindowMLASpec)``; ``is not`` and
-    ``!=`` become ``not in``.
+    Fix (unsafe: adding the companion changes which values the check
+    admits, which is the point for a real miss and a regression for a
+    deliberate site; only a person can tell which. ``--unsafe-fixes``, a
+    codemod or the fix hook apply it; ``extend-safe-fixes`` promotes it):
+    ``type(x) is MLAAttentionSpec`` becomes ``type(x) in
+    (MLAAttentionSpec, SlidingWindowMLASpec)``; ``is not`` and ``!=``
+    become ``not in``.
 
-    Suppress with ``# noqa: VSL002`` on the reported line.
+    Two ways forward: a real miss gets the companion (the fix); code that
+    leaves it out on purpose keeps it and says so. Suppress such a site with
+    ``# noqa: VSL002`` and a reason on the reported line (``check
+    --add-noqa`` adds one to every reported line).
     """
 
     CODE = "VSL002"
@@ -100,4 +106,4 @@ class ExactTypeLeavesOutCompanion(Rule):
             return exact_comparison_to_membership(
                 self.model, node, type_side, anchor, missing, positive
             )
-        return add_companions(self.model, anchor, missing, applicability="unsafe")
+        return add_companions(self.model, anchor, missing)

@@ -35,13 +35,19 @@ class MatchClassLeavesOutCompanion(Rule):
     its base classes, or when an earlier case of the same ``match`` already
     catches every companion instance (no sub-patterns, no guard).
 
-    Fix (safe, only when the pattern has no sub-patterns):
-    ``case MLAAttentionSpec():`` becomes
-    ``case MLAAttentionSpec() | SlidingWindowMLASpec():``. With sub-patterns
-    the finding is reported without a fix: the companion may not have the
-    same attributes.
+    Fix (unsafe: adding the companion changes which values the check
+    admits, which is the point for a real miss and a regression for a
+    deliberate site; only a person can tell which. ``--unsafe-fixes``, a
+    codemod or the fix hook apply it; ``extend-safe-fixes`` promotes it;
+    only when the pattern has no sub-patterns): ``case
+    MLAAttentionSpec():`` becomes ``case MLAAttentionSpec() |
+    SlidingWindowMLASpec():``. With sub-patterns the finding is reported
+    without a fix: the companion may not have the same attributes.
 
-    Suppress with ``# noqa: VSL003`` on the reported line.
+    Two ways forward: a real miss gets the companion (the fix); code that
+    leaves it out on purpose keeps it and says so. Suppress such a site with
+    ``# noqa: VSL003`` and a reason on the reported line (``check
+    --add-noqa`` adds one to every reported line).
     """
 
     CODE = "VSL003"

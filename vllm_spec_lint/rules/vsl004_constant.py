@@ -19,10 +19,18 @@ class ConstantLeavesOutCompanion(Rule):
     ``SlidingWindowMLASpec`` layers in every check that uses it (see VSL001).
     Checks through the constant are not reported again: the constant is.
 
-    Fix (safe): add ``SlidingWindowMLASpec`` after ``MLAAttentionSpec``.
+    Fix (unsafe: adding the companion changes which values the check
+    admits, which is the point for a real miss and a regression for a
+    deliberate site; only a person can tell which. ``--unsafe-fixes``, a
+    codemod or the fix hook apply it; ``extend-safe-fixes`` promotes it):
+    add ``SlidingWindowMLASpec`` after ``MLAAttentionSpec``; every check
+    that uses the constant then admits it.
     ``X: TypeAlias = ...`` aliases are for annotations and are not reported.
 
-    Suppress with ``# noqa: VSL004`` on the reported line.
+    Two ways forward: a real miss gets the companion (the fix); code that
+    leaves it out on purpose keeps it and says so. Suppress such a site with
+    ``# noqa: VSL004`` and a reason on the reported line (``check
+    --add-noqa`` adds one to every reported line).
     """
 
     CODE = "VSL004"

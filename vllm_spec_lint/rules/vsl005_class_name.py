@@ -34,14 +34,20 @@ class ClassNameLeavesOutCompanion(Rule):
     where it is compared with a class's ``__name__``; a module that defines
     its own class of that name means its own class.
 
-    Fix: an MRO scan that compares names (``c.__name__ == "A"``) or classes
-    (``c is A``) gets the companion beside the anchor (safe, like VSL001).
-    A ``__name__`` comparison becomes a membership test,
-    ``type(x).__name__ in ("MLAAttentionSpec", "SlidingWindowMLASpec")``
-    (unsafe: it changes which objects match). ``"A" in {c.__name__ ...}``
-    and ``A in type(x).__mro__`` have no automatic fix.
+    Fix (unsafe: adding the companion changes which values the check
+    admits, which is the point for a real miss and a regression for a
+    deliberate site; only a person can tell which. ``--unsafe-fixes``, a
+    codemod or the fix hook apply it; ``extend-safe-fixes`` promotes it):
+    an MRO scan that compares names (``c.__name__ == "A"``) or classes
+    (``c is A``) gets the companion beside the anchor; a ``__name__``
+    comparison becomes a membership test, ``type(x).__name__ in
+    ("MLAAttentionSpec", "SlidingWindowMLASpec")``. ``"A" in {c.__name__
+    ...}`` and ``A in type(x).__mro__`` have no automatic fix.
 
-    Suppress with ``# noqa: VSL005`` on the reported line.
+    Two ways forward: a real miss gets the companion (the fix); code that
+    leaves it out on purpose keeps it and says so. Suppress such a site with
+    ``# noqa: VSL005`` and a reason on the reported line (``check
+    --add-noqa`` adds one to every reported line).
     """
 
     CODE = "VSL005"
@@ -137,15 +143,12 @@ class ClassNameLeavesOutCompanion(Rule):
         if isinstance(anchor, cst.SimpleString):
             if test.kind == "mro" and not isinstance(test.node, cst.Call):
                 return None  # "A" in {c.__name__ ...}: no place for another name
-            applicability = "unsafe" if test.kind == "name" else "safe"
-            return add_class_names(
-                self.model, anchor, missing, applicability=applicability
-            )
+            return add_class_names(self.model, anchor, missing)
         if not isinstance(test.node, cst.Call):
             return None  # A in type(x).__mro__
         comparison = test.node.args[0].value.elt
         if isinstance(test.classinfo, (cst.Tuple, cst.List, cst.Set)):
             return add_companions(self.model, anchor, missing)
         return exact_comparison_to_membership(
-            self.model, comparison, comparison.left, anchor, missing, True, "safe"
+            self.model, comparison, comparison.left, anchor, missing, True
         )

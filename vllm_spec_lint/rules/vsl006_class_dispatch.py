@@ -36,14 +36,21 @@ class DispatchLeavesOutCompanion(Rule):
     ``SlidingWindowMLASpec`` layer (MLA layout, another class) misses the
     MLA entry and falls through to the default, or to a ``KeyError``.
 
-    Fix (unsafe: it decides what the companion does): the companion gets the
-    anchor's entry: ``{MLAAttentionSpec: f}`` becomes
-    ``{MLAAttentionSpec: f, SlidingWindowMLASpec: f}``; a registration is
-    repeated for it (``@f.register(SlidingWindowMLASpec)`` stacked on the
-    anchor's function, or ``R.register(SlidingWindowMLASpec, ...)`` after
-    the anchor's statement).
+    Fix (unsafe: adding the companion changes which values the check
+    admits, which is the point for a real miss and a regression for a
+    deliberate site; only a person can tell which. ``--unsafe-fixes``, a
+    codemod or the fix hook apply it; ``extend-safe-fixes`` promotes it;
+    it decides what the companion does): the companion gets the anchor's
+    entry: ``{MLAAttentionSpec: f}`` becomes ``{MLAAttentionSpec: f,
+    SlidingWindowMLASpec: f}``; a registration is repeated for it
+    (``@f.register(SlidingWindowMLASpec)`` stacked on the anchor's
+    function, or ``R.register(SlidingWindowMLASpec, ...)`` after the
+    anchor's statement).
 
-    Suppress with ``# noqa: VSL006`` on the reported line.
+    Two ways forward: a real miss gets the companion (the fix); code that
+    leaves it out on purpose keeps it and says so. Suppress such a site with
+    ``# noqa: VSL006`` and a reason on the reported line (``check
+    --add-noqa`` adds one to every reported line).
     """
 
     CODE = "VSL006"

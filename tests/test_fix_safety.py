@@ -1,0 +1,284 @@
+"""Fix safety as ruff defines it: `fix` alone never changes what the code
+does; `--unsafe-fixes`, the codemod and the fix hook do; a project promotes
+or demotes a rule's fixes; `--add-noqa` adopts the tool on a large tree."""
+
+from __future__ import annotations
+
+import ast
+import io
+import json
+import shutil
+import subprocess
+import sys
+import tokenize
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO, fetch_vllm, run_cli
+from vllm_spec_lint.core.noqa import add_noqa
+
+EXAMPLES = REPO / "examples"
+KCI = "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
+
+
+@pytest.fixture
+def examples(tmp_path) -> Path:
+    tree = tmp_path / "examples"
+    shutil.copytree(EXAMPLES, tree)
+    return tree
+
+
+def _sources(tree: Path) -> dict[Path, bytes]:
+    return {p: p.read_bytes() for p in tree.rglob("*.py")}
+
+
+@pytest.mark.fast
+def test_every_rules_fix_is_unsafe_by_default(examples):
+    out = run_cli("check", "--no-cache", "--output-format", "json", ".", cwd=examples)
+    findings = json.loads(out.stdout)
+    assert [(f["code"], f["fix"]["applicability"]) for f in findings] == [
+        ("VSL001", "unsafe"),
+        ("VSL004", "unsafe"),
+        ("VSL002", "unsafe"),
+        ("VSL003", "unsafe"),
+        ("VSL001", "unsafe"),
+    ]
+
+
+@pytest.mark.fast
+def test_fix_alone_changes_nothing_and_says_what_unsafe_fixes_would(examples):
+    before = _sources(examples)
+    out = run_cli("fix", "--no-cache", ".", cwd=examples)
+    assert out.returncode == 1
+    assert out.stdout.splitlines()[-2:] == [
+        "Found 5 errors (0 fixed, 5 remaining).",
+        "5 unsafe fixes available with `--fix --unsafe-fixes`.",
+    ]
+    assert _sources(examples) == before
+    check_fix = run_cli("check", "--fix", "--no-cache", ".", cwd=examples)
+    assert check_fix.returncode == 1 and _sources(examples) == before
+
+
+@pytest.mark.fast
+def test_unsafe_fixes_fix_every_finding(examples):
+    out = run_cli("fix", "--unsafe-fixes", "--no-cache", ".", cwd=examples)
+    assert (out.returncode, out.stdout) == (0, "Found 5 errors (5 fixed, 0 remaining).\n")
+    again = run_cli("check", "--no-cache", ".", cwd=examples)
+    assert (again.returncode, again.stdout) == (0, "All checks passed!\n")
+
+
+SAFETY_CASES = {
+    # (settings file text or None, CLI options) -> codes fixed by plain `fix`
+    "pyproject": (
+        ("pyproject.toml", '[tool.vllm-spec-lint]\nextend-safe-fixes = ["VSL001"]\n'),
+        [],
+        ["VSL001", "VSL001"],
+    ),
+    "setup-cfg": (
+        ("setup.cfg", "[vllm-spec-lint]\nextend-safe-fixes = VSL001, VSL004\n"),
+        [],
+        ["VSL001", "VSL001", "VSL004"],
+    ),
+    "cli": (None, ["--extend-safe-fixes", "VSL001"], ["VSL001", "VSL001"]),
+    "prefix": (None, ["--extend-safe-fixes", "VSL00"], ["VSL001", "VSL001", "VSL002", "VSL003", "VSL004"]),
+    "unsafe-wins-a-tie": (
+        None,
+        ["--extend-safe-fixes", "VSL001", "--extend-unsafe-fixes", "VSL001"],
+        [],
+    ),
+    "longer-selector-wins": (
+        None,
+        ["--extend-safe-fixes", "VSL001", "--extend-unsafe-fixes", "VSL"],
+        ["VSL001", "VSL001"],
+    ),
+    "unsafe-demotes-a-promotion-from-the-file": (
+        ("pyproject.toml", '[tool.vllm-spec-lint]\nextend-safe-fixes = ["VSL001"]\n'),
+        ["--extend-unsafe-fixes", "VSL001"],
+        [],
+    ),
+}
+
+
+@pytest.mark.fast
+@pytest.mark.parametrize("case", list(SAFETY_CASES))
+def test_extend_safe_and_unsafe_fixes(case, examples):
+    settings, options, fixed = SAFETY_CASES[case]
+    if settings is not None:
+        (examples / settings[0]).write_text(settings[1])
+    out = run_cli(
+        "fix", "--no-cache", "--output-format", "json", *options, ".",
+        cwd=examples,
+    )  # fmt: skip
+    remaining = sorted(f["code"] for f in json.loads(out.stdout))
+    every = ["VSL001", "VSL001", "VSL002", "VSL003", "VSL004"]
+    assert sorted(remaining + fixed) == every, out.stderr
+
+
+@pytest.mark.fast
+def test_unknown_selector_in_the_safety_options_is_refused(examples):
+    out = run_cli("fix", "--extend-safe-fixes", "VSL999", ".", cwd=examples)
+    assert out.returncode == 2
+    assert "--extend-safe-fixes" in out.stderr and "'VSL999'" in out.stderr
+    (examples / "pyproject.toml").write_text(
+        '[tool.vllm-spec-lint]\nextend-unsafe-fixes = ["VSL1"]\n'
+    )
+    out = run_cli("fix", ".", cwd=examples)
+    assert out.returncode == 2
+    assert "'extend-unsafe-fixes'" in out.stderr and "'VSL1'" in out.stderr
+
+
+# -- --add-noqa ----------------------------------------------------------------
+
+
+@pytest.mark.fast
+@pytest.mark.parametrize(
+    "line, codes, expected",
+    [
+        ("x = f(a)\n", {"VSL001"}, "x = f(a)  # noqa: VSL001\n"),
+        ("x = f(a)  # noqa: E501\n", {"VSL001"}, "x = f(a)  # noqa: E501, VSL001\n"),
+        ("x = f(a)  # noqa:E501,W291\n", {"VSL001"}, "x = f(a)  # noqa:E501, W291, VSL001\n"),
+        ("x = f(a)  # why not\n", {"VSL001"}, "x = f(a)  # why not  # noqa: VSL001\n"),
+        ("x = f(a)\n", {"VSL002", "VSL001"}, "x = f(a)  # noqa: VSL001, VSL002\n"),
+        ("x = f(a)  # noqa: VSL001\n", {"VSL001"}, "x = f(a)  # noqa: VSL001\n"),
+        ("x = f('#')\r\n", {"VSL001"}, "x = f('#')  # noqa: VSL001\r\n"),
+        ("x = f(a)", {"VSL001"}, "x = f(a)  # noqa: VSL001"),
+    ],
+    ids=["plain", "merge", "merge-tight", "other-comment", "two-codes", "present", "crlf-hash-in-string", "no-newline"],
+)
+def test_add_noqa_on_one_line(line, codes, expected):
+    text, added, skipped = add_noqa(line, {1: codes})
+    assert (text, skipped) == (expected, [])
+    assert added == (0 if expected == line else 1)
+
+
+@pytest.mark.fast
+def test_add_noqa_leaves_lines_that_cannot_take_a_comment():
+    text = (
+        'doc = """\n'
+        "isinstance(spec, MLAAttentionSpec)\n"
+        '"""\n'
+        "ok = spec and \\\n"
+        "    isinstance(spec, MLAAttentionSpec)\n"
+    )
+    new, added, skipped = add_noqa(text, {2: {"VSL005"}, 4: {"VSL001"}, 5: {"VSL001"}})
+    assert skipped == [2, 4]
+    assert added == 1
+    assert new.splitlines()[4] == "    isinstance(spec, MLAAttentionSpec)  # noqa: VSL001"
+
+
+CONTINUED = KCI + (
+    "\n\n"
+    "def uses_mla(spec):\n"
+    "    return isinstance(\n"
+    "        spec, MLAAttentionSpec\n"
+    "    )  # noqa: E501\n"
+    "\n\n"
+    "LATENT = (\n"
+    "    MLAAttentionSpec,\n"
+    ")\n"
+)
+
+
+@pytest.mark.fast
+def test_add_noqa_through_the_cli_then_check_passes(tmp_path):
+    (tmp_path / "w.py").write_text(CONTINUED)
+    (tmp_path / "latin.py").write_bytes(
+        b"# -*- coding: latin-1 -*-\n" + KCI.encode()
+        + b"ok = isinstance(spec, MLAAttentionSpec)  # \xe9t\xe9\n"
+    )  # fmt: skip
+    first = run_cli("check", "--no-cache", "--add-noqa", ".", cwd=tmp_path)
+    assert (first.returncode, first.stderr) == (0, "Added 3 noqa directives.\n")
+    assert (tmp_path / "w.py").read_text() == CONTINUED.replace(
+        "        spec, MLAAttentionSpec\n", "        spec, MLAAttentionSpec  # noqa: VSL001\n"
+    ).replace("LATENT = (\n", "LATENT = (  # noqa: VSL004\n")
+    assert (tmp_path / "latin.py").read_bytes().endswith(
+        b"ok = isinstance(spec, MLAAttentionSpec)  # \xe9t\xe9  # noqa: VSL001\n"
+    )
+    check = run_cli("check", "--no-cache", ".", cwd=tmp_path)
+    assert (check.returncode, check.stdout) == (0, "All checks passed!\n")
+    second = run_cli("check", "--no-cache", "--add-noqa", ".", cwd=tmp_path)
+    assert (second.returncode, second.stderr) == (0, "Added 0 noqa directives.\n")
+
+
+@pytest.mark.fast
+def test_add_noqa_refuses_to_be_combined_with_fixing(tmp_path):
+    out = run_cli("check", "--add-noqa", "--fix", ".", cwd=tmp_path)
+    assert out.returncode == 2
+    assert out.stderr.startswith("error: --add-noqa cannot be combined")
+
+
+def _differs_only_by_comments(before: str, after: str) -> bool:
+    def code_tokens(text):
+        return [
+            (t.type, t.string)
+            for t in tokenize.generate_tokens(io.StringIO(text).readline)
+            if t.type != tokenize.COMMENT
+        ]
+
+    return code_tokens(before) == code_tokens(after)
+
+
+# -- on a real release -----------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def vllm_0_34_0():
+    return fetch_vllm("0.34.0")
+
+
+@pytest.fixture
+def release_copy(vllm_0_34_0, tmp_path) -> Path:
+    copy = tmp_path / "vllm-0.34.0"
+    shutil.copytree(vllm_0_34_0, copy)
+    return copy
+
+
+DEFAULT_FINDINGS_0_34_0 = 12
+
+
+def test_fix_changes_no_file_of_vllm_0_34_and_unsafe_fixes_fix_all(release_copy):
+    before = _sources(release_copy)
+    plain = run_cli("fix", "--no-cache", ".", cwd=release_copy)
+    assert plain.returncode == 1
+    assert plain.stdout.splitlines()[-1] == (
+        f"{DEFAULT_FINDINGS_0_34_0} unsafe fixes available with `--fix --unsafe-fixes`."
+    )
+    assert _sources(release_copy) == before
+    unsafe = run_cli("fix", "--no-cache", "--unsafe-fixes", ".", cwd=release_copy)
+    assert unsafe.returncode == 0, unsafe.stdout + unsafe.stderr
+    assert unsafe.stdout == (
+        f"Found {DEFAULT_FINDINGS_0_34_0} errors "
+        f"({DEFAULT_FINDINGS_0_34_0} fixed, 0 remaining).\n"
+    )
+    changed = [p for p, data in _sources(release_copy).items() if before[p] != data]
+    assert len(changed) == 8  # 12 findings in 8 files
+    for path in changed:
+        ast.parse(path.read_bytes(), str(path))
+    again = _sources(release_copy)
+    second = run_cli("fix", "--no-cache", "--unsafe-fixes", ".", cwd=release_copy)
+    assert (second.returncode, second.stdout) == (0, "All checks passed!\n")
+    assert _sources(release_copy) == again
+
+
+def test_add_noqa_adopts_vllm_0_34(release_copy):
+    before = _sources(release_copy)
+    out = run_cli("check", "--no-cache", "--add-noqa", ".", cwd=release_copy)
+    assert (out.returncode, out.stderr) == (0, "Added 12 noqa directives.\n")
+    changed = [p for p, data in _sources(release_copy).items() if before[p] != data]
+    assert len(changed) == 8  # 12 findings in 8 files
+    for path in changed:
+        after = path.read_text()
+        ast.parse(after, str(path))
+        assert _differs_only_by_comments(before[path].decode(), after), path
+    check = run_cli("check", "--no-cache", ".", cwd=release_copy)
+    assert (check.returncode, check.stdout) == (0, "All checks passed!\n")
+    adopted = _sources(release_copy)
+    second = run_cli("check", "--no-cache", "--add-noqa", ".", cwd=release_copy)
+    assert second.stderr == "Added 0 noqa directives.\n"
+    assert _sources(release_copy) == adopted
+    flake8 = subprocess.run(
+        [sys.executable, "-m", "flake8", "--select", "VSL", *map(str, changed)],
+        cwd=release_copy, capture_output=True, text=True,
+    )  # fmt: skip
+    assert (flake8.returncode, flake8.stdout) == (0, "")
