@@ -179,14 +179,30 @@ def test_files_known_clean_are_read_again_when_the_families_change(tmp_path):
         "from vllm.v1.kv_cache_interface import ShortConvSpec\n"
         "ok = isinstance(spec, ShortConvSpec)\n"
     )
-    first = run_cli("check", "--output-format", "concise", ".", cwd=tmp_path)
+    first = run_cli(
+        "check",
+        "--output-format",
+        "concise",
+        "--output-format",
+        "concise",
+        ".",
+        cwd=tmp_path,
+    )
     assert first.returncode == 0, first.stdout + first.stderr
     (tmp_path / "pyproject.toml").write_text(
         "[tool.vllm-spec-lint]\nextend-families = [\n"
         '  { name = "conv", module = "vllm.v1.kv_cache_interface", '
         'members = ["ShortConvSpec", "MambaSpec"] },\n]\n'
     )
-    second = run_cli("check", "--output-format", "concise", ".", cwd=tmp_path)
+    second = run_cli(
+        "check",
+        "--output-format",
+        "concise",
+        "--output-format",
+        "concise",
+        ".",
+        cwd=tmp_path,
+    )
     assert second.stdout.splitlines()[0] == (
         "w.py:2:23: VSL001 isinstance() check against ShortConvSpec leaves out "
         "MambaSpec"
@@ -200,8 +216,24 @@ def test_a_file_name_that_is_not_utf8_is_cached_by_its_bytes(tmp_path):
         "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
         "ok = isinstance(spec, MLAAttentionSpec)\n"
     )
-    cold = run_cli("check", "--output-format", "json", ".", cwd=tmp_path)
-    warm = run_cli("check", "--output-format", "json", ".", cwd=tmp_path)
+    cold = run_cli(
+        "check",
+        "--output-format",
+        "concise",
+        "--output-format",
+        "json",
+        ".",
+        cwd=tmp_path,
+    )
+    warm = run_cli(
+        "check",
+        "--output-format",
+        "concise",
+        "--output-format",
+        "json",
+        ".",
+        cwd=tmp_path,
+    )
     assert cold.returncode == warm.returncode == 1, cold.stderr + warm.stderr
     assert warm.stdout == cold.stdout
     assert [f["code"] for f in json.loads(warm.stdout)] == ["VSL001"]

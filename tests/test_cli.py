@@ -32,7 +32,7 @@ def tree(tmp_path: Path) -> Path:
 
 
 def test_text_output_and_exit_code(tree):
-    out = run_cli("check", ".", cwd=tree)
+    out = run_cli("check", "--output-format", "concise", ".", cwd=tree)
     assert out.returncode == 1, out.stderr
     lines = out.stdout.splitlines()
     assert lines[0] == (
@@ -47,17 +47,24 @@ def test_text_output_and_exit_code(tree):
 
 def test_clean_tree_exits_zero(tree):
     (tree / "pkg" / "bad.py").unlink()
-    out = run_cli("check", ".", cwd=tree)
+    out = run_cli("check", "--output-format", "concise", ".", cwd=tree)
     assert out.returncode == 0
     assert "All checks passed" in out.stdout
 
 
 def test_exit_zero(tree):
-    assert run_cli("check", "--exit-zero", ".", cwd=tree).returncode == 0
+    assert (
+        run_cli(
+            "check", "--output-format", "concise", "--exit-zero", ".", cwd=tree
+        ).returncode
+        == 0
+    )
 
 
 def test_json_output_has_ruffs_shape(tree):
-    out = run_cli("check", "--format", "json", ".", cwd=tree)
+    out = run_cli(
+        "check", "--output-format", "concise", "--format", "json", ".", cwd=tree
+    )
     assert out.returncode == 1
     [finding] = json.loads(out.stdout)
     assert finding == {
@@ -69,16 +76,34 @@ def test_json_output_has_ruffs_shape(tree):
         "end_location": {"row": 2, "column": 56},
         "fix": finding["fix"],  # fixes are covered by the fix tests
         "noqa_row": 2,
-        "url": None,
+        "url": "https://github.com/vllm-project/vllm-spec-lint/blob/main/docs/rules/VSL001.md",
+        "name": "isinstance-leaves-out-companion",
         "suppressed_by": None,
     }
 
 
 def test_select_and_ignore_on_the_command_line(tree):
-    assert run_cli("check", "--select", "VSL002", ".", cwd=tree).returncode == 0
-    assert run_cli("check", "--ignore", "VSL001", ".", cwd=tree).returncode == 0
-    assert run_cli("check", "--select", "VSL0", ".", cwd=tree).returncode == 1
-    out = run_cli("check", "--select", "E501", ".", cwd=tree)
+    assert (
+        run_cli(
+            "check", "--output-format", "concise", "--select", "VSL002", ".", cwd=tree
+        ).returncode
+        == 0
+    )
+    assert (
+        run_cli(
+            "check", "--output-format", "concise", "--ignore", "VSL001", ".", cwd=tree
+        ).returncode
+        == 0
+    )
+    assert (
+        run_cli(
+            "check", "--output-format", "concise", "--select", "VSL0", ".", cwd=tree
+        ).returncode
+        == 1
+    )
+    out = run_cli(
+        "check", "--output-format", "concise", "--select", "E501", ".", cwd=tree
+    )
     assert out.returncode == 2 and "E501" in out.stderr
 
 
@@ -86,22 +111,22 @@ def test_pyproject_settings(tree):
     (tree / "pyproject.toml").write_text(
         '[tool.vllm-spec-lint]\nper-file-ignores = { "pkg/bad.py" = ["VSL001"] }\n'
     )
-    assert run_cli("check", ".", cwd=tree).returncode == 0
+    assert run_cli("check", "--output-format", "concise", ".", cwd=tree).returncode == 0
     (tree / "pyproject.toml").write_text(
         '[tool.vllm-spec-lint]\nexclude = ["pkg/b*.py"]\n'
     )
-    assert run_cli("check", ".", cwd=tree).returncode == 0
-    out = run_cli("check", "--show-files", ".", cwd=tree)
+    assert run_cli("check", "--output-format", "concise", ".", cwd=tree).returncode == 0
+    out = run_cli("check", "--output-format", "concise", "--show-files", ".", cwd=tree)
     assert out.stdout.splitlines() == ["pkg/good.py"]
 
 
 def test_setup_cfg_settings(tree):
     (tree / "setup.cfg").write_text("[vllm-spec-lint]\nignore = VSL001\n")
-    assert run_cli("check", ".", cwd=tree).returncode == 0
+    assert run_cli("check", "--output-format", "concise", ".", cwd=tree).returncode == 0
     (tree / "setup.cfg").write_text(
         "[vllm-spec-lint]\nper-file-ignores =\n    bad.py: VSL001\n"
     )
-    assert run_cli("check", ".", cwd=tree).returncode == 0
+    assert run_cli("check", "--output-format", "concise", ".", cwd=tree).returncode == 0
 
 
 @pytest.mark.parametrize(
@@ -120,7 +145,7 @@ def test_setup_cfg_settings(tree):
 )
 def test_bad_config_value_names_the_key_and_exits_2(tree, setting, key):
     (tree / "pyproject.toml").write_text(f"[tool.vllm-spec-lint]\n{setting}\n")
-    out = run_cli("check", ".", cwd=tree)
+    out = run_cli("check", "--output-format", "concise", ".", cwd=tree)
     assert out.returncode == 2
     assert f"invalid value for '{key}'" in out.stderr
     assert "pyproject.toml" in out.stderr
@@ -128,7 +153,7 @@ def test_bad_config_value_names_the_key_and_exits_2(tree, setting, key):
 
 def test_unparsable_config_file_exits_2(tree):
     (tree / "pyproject.toml").write_text("[tool.vllm-spec-lint\n")
-    out = run_cli("check", ".", cwd=tree)
+    out = run_cli("check", "--output-format", "concise", ".", cwd=tree)
     assert out.returncode == 2 and "pyproject.toml" in out.stderr
 
 
@@ -143,7 +168,7 @@ def test_configured_family(tmp_path):
         "a = isinstance(s, MambaSpec)\n"
         "b = isinstance(s, MLAAttentionSpec)\n"
     )
-    out = run_cli("check", ".", cwd=tmp_path)
+    out = run_cli("check", "--output-format", "concise", ".", cwd=tmp_path)
     assert out.returncode == 1
     assert (
         "m.py:2:19: VSL001 isinstance() check against MambaSpec leaves out ShortConvSpec"
@@ -160,18 +185,33 @@ def test_configured_family(tmp_path):
 def test_gitignore_is_honoured(tree):
     subprocess.run(["git", "init", "-q"], cwd=tree, check=True)
     (tree / ".gitignore").write_text("pkg/bad.py\n")
-    assert run_cli("check", ".", cwd=tree).returncode == 0
-    out = run_cli("check", "--show-files", ".", cwd=tree)
+    assert run_cli("check", "--output-format", "concise", ".", cwd=tree).returncode == 0
+    out = run_cli("check", "--output-format", "concise", "--show-files", ".", cwd=tree)
     assert out.stdout.splitlines() == ["pkg/good.py"]
-    assert run_cli("check", "--no-respect-gitignore", ".", cwd=tree).returncode == 1
+    assert (
+        run_cli(
+            "check",
+            "--output-format",
+            "concise",
+            "--no-respect-gitignore",
+            ".",
+            cwd=tree,
+        ).returncode
+        == 1
+    )
     # A file named on the command line is checked anyway, as in ruff.
-    assert run_cli("check", "pkg/bad.py", cwd=tree).returncode == 1
+    assert (
+        run_cli(
+            "check", "--output-format", "concise", "pkg/bad.py", cwd=tree
+        ).returncode
+        == 1
+    )
 
 
 def test_default_excludes(tree):
     (tree / ".venv").mkdir()
     (tree / ".venv" / "bad.py").write_text(BAD)
-    out = run_cli("check", "--show-files", ".", cwd=tree)
+    out = run_cli("check", "--output-format", "concise", "--show-files", ".", cwd=tree)
     assert out.stdout.splitlines() == ["pkg/bad.py", "pkg/good.py"]
 
 
@@ -192,13 +232,19 @@ def test_hierarchy_is_read_from_the_tree(tmp_path):
         "from vllm.v1.kv_cache_interface import CompressedSpec, MLAAttentionSpec\n"
         "ok = isinstance(s, (MLAAttentionSpec, CompressedSpec))\n"
     )
-    assert run_cli("check", ".", cwd=tmp_path).returncode == 0
+    assert (
+        run_cli("check", "--output-format", "concise", ".", cwd=tmp_path).returncode
+        == 0
+    )
     families = run_cli("families", ".", cwd=tmp_path)
     assert "SlidingWindowMLASpec <- CompressedSpec" in families.stdout
     assert str(kci) in families.stdout
     # Without the tree's module, the defaults apply and CompressedSpec covers nothing.
     kci.unlink()
-    assert run_cli("check", ".", cwd=tmp_path).returncode == 1
+    assert (
+        run_cli("check", "--output-format", "concise", ".", cwd=tmp_path).returncode
+        == 1
+    )
     assert "built-in defaults" in run_cli("families", ".", cwd=tmp_path).stdout
 
 
@@ -207,7 +253,7 @@ def test_hierarchy_is_read_from_the_tree(tmp_path):
 
 def test_syntax_error_is_vsl900_and_the_run_goes_on(tree):
     (tree / "pkg" / "broken.py").write_text("import MLAAttentionSpec\ndef f(:\n")
-    out = run_cli("check", ".", cwd=tree)
+    out = run_cli("check", "--output-format", "concise", ".", cwd=tree)
     assert out.returncode == 1
     assert "pkg/bad.py:2:40: VSL001" in out.stdout
     [error] = [line for line in out.stdout.splitlines() if "VSL900" in line]
@@ -219,7 +265,7 @@ def test_undecodable_file_is_vsl900(tree):
     (tree / "pkg" / "cookie.py").write_bytes(
         b"# -*- coding: klingon -*-\nMLAAttentionSpec\n"
     )
-    out = run_cli("check", ".", cwd=tree)
+    out = run_cli("check", "--output-format", "concise", ".", cwd=tree)
     errors = sorted(line for line in out.stdout.splitlines() if "VSL900" in line)
     assert len(errors) == 2, out.stdout
     assert errors[0].startswith("pkg/cookie.py:") and "cannot decode" in errors[0]
@@ -231,14 +277,16 @@ def test_latin1_file_with_cookie_is_checked(tmp_path):
     (tmp_path / "l1.py").write_bytes(
         b"# -*- coding: latin-1 -*-\n# caf\xe9\n" + BAD.encode()
     )
-    out = run_cli("check", ".", cwd=tmp_path)
+    out = run_cli("check", "--output-format", "concise", ".", cwd=tmp_path)
     assert "l1.py:4:40: VSL001" in out.stdout
 
 
 def test_unreadable_file_is_vsl900(tree):
     # A link to itself: nobody, root included, can read it.
     os.symlink("secret.py", tree / "pkg" / "secret.py")
-    out = run_cli("check", "pkg/secret.py", "pkg/bad.py", cwd=tree)
+    out = run_cli(
+        "check", "--output-format", "concise", "pkg/secret.py", "pkg/bad.py", cwd=tree
+    )
     assert out.returncode == 1
     assert out.stdout.splitlines()[:2] == [
         "pkg/secret.py:1:1: VSL900 cannot read: Too many levels of symbolic links",
@@ -248,7 +296,9 @@ def test_unreadable_file_is_vsl900(tree):
 
 
 def test_missing_file_is_vsl900(tree):
-    out = run_cli("check", "pkg/bad.py", "pkg/nope.py", cwd=tree)
+    out = run_cli(
+        "check", "--output-format", "concise", "pkg/bad.py", "pkg/nope.py", cwd=tree
+    )
     assert out.returncode == 1
     assert (
         "pkg/nope.py:1:1: VSL900 cannot read: No such file or directory" in out.stdout
@@ -258,7 +308,9 @@ def test_missing_file_is_vsl900(tree):
 
 def test_vsl900_cannot_be_ignored(tree):
     (tree / "pkg" / "bad.py").write_text("MLAAttentionSpec(\n")
-    out = run_cli("check", "--ignore", "VSL900", ".", cwd=tree)
+    out = run_cli(
+        "check", "--output-format", "concise", "--ignore", "VSL900", ".", cwd=tree
+    )
     assert out.returncode == 1
     assert "pkg/bad.py:1:17: VSL900 cannot parse: '(' was never closed" in out.stdout
 
@@ -272,7 +324,7 @@ def test_python_dash_m_and_version():
 
 
 def test_example_tree_in_the_repo():
-    out = run_cli("check", "examples", cwd=REPO)
+    out = run_cli("check", "--output-format", "concise", "examples", cwd=REPO)
     assert out.returncode == 1
     assert "VSL001" in out.stdout and "VSL004" in out.stdout
 
@@ -280,8 +332,13 @@ def test_example_tree_in_the_repo():
 def test_named_pipe_is_vsl900_and_never_blocks(tree):
     fifo = tree / "pkg" / "pipe.py"
     os.mkfifo(fifo)
-    out = run_cli("check", "pkg/pipe.py", "pkg/bad.py", cwd=tree)
+    out = run_cli(
+        "check", "--output-format", "concise", "pkg/pipe.py", "pkg/bad.py", cwd=tree
+    )
     assert "pkg/pipe.py:1:1: VSL900 cannot read: not a regular file" in out.stdout
     assert "pkg/bad.py:2:40: VSL001" in out.stdout
     # Inside a folder walk it is passed over without a word.
-    assert "pipe.py" not in run_cli("check", ".", cwd=tree).stdout
+    assert (
+        "pipe.py"
+        not in run_cli("check", "--output-format", "concise", ".", cwd=tree).stdout
+    )

@@ -69,18 +69,35 @@ def test_explain_an_unknown_code_is_a_usage_error():
     assert (out.returncode, out.stdout, out.stderr) == (
         2,
         "",
-        "error: unknown rule code: VSL999\n",
+        "error: unknown rule code or name: VSL999\n",
     )
 
 
 def test_select_takes_comma_separated_codes_and_names_unknown_ones(tmp_path):
     (tmp_path / "w.py").write_text(BAD + EXACT.split("\n", 1)[1])
-    out = run_cli("check", "-q", "--select", "VSL001,VSL002", ".", cwd=tmp_path)
+    out = run_cli(
+        "check",
+        "--output-format",
+        "concise",
+        "-q",
+        "--select",
+        "VSL001,VSL002",
+        ".",
+        cwd=tmp_path,
+    )
     assert [line.split(": ")[1][:6] for line in out.stdout.splitlines()] == [
         "VSL001",
         "VSL002",
     ]
-    out = run_cli("check", "--select", "VSL001,E501,W6", ".", cwd=tmp_path)
+    out = run_cli(
+        "check",
+        "--output-format",
+        "concise",
+        "--select",
+        "VSL001,E501,W6",
+        ".",
+        cwd=tmp_path,
+    )
     assert out.returncode == 2
     assert "unknown rule selector 'E501', 'W6'" in out.stderr
 
@@ -91,11 +108,31 @@ def test_show_files_defaults_to_the_working_folder_and_honours_force_exclude(tmp
     (tmp_path / "pyproject.toml").write_text(
         '[tool.vllm-spec-lint]\nexclude = ["b.py"]\n'
     )
-    assert run_cli("check", "--show-files", cwd=tmp_path).stdout == "a.py\n"
-    named = run_cli("check", "--show-files", "a.py", "b.py", cwd=tmp_path)
+    assert (
+        run_cli(
+            "check", "--output-format", "concise", "--show-files", cwd=tmp_path
+        ).stdout
+        == "a.py\n"
+    )
+    named = run_cli(
+        "check",
+        "--output-format",
+        "concise",
+        "--show-files",
+        "a.py",
+        "b.py",
+        cwd=tmp_path,
+    )
     assert named.stdout == "a.py\nb.py\n"  # named files are taken, as in ruff
     forced = run_cli(
-        "check", "--show-files", "--force-exclude", "a.py", "b.py", cwd=tmp_path
+        "check",
+        "--output-format",
+        "concise",
+        "--show-files",
+        "--force-exclude",
+        "a.py",
+        "b.py",
+        cwd=tmp_path,
     )
     assert forced.stdout == "a.py\n"
 
@@ -107,25 +144,63 @@ def test_show_files_follows_outside_links_only_when_asked(tmp_path):
     tree = tmp_path / "tree"
     tree.mkdir()
     (tree / "link.py").symlink_to(outside / "o.py")
-    assert run_cli("check", "--show-files", ".", cwd=tree).stdout == ""
-    followed = run_cli("check", "--show-files", "--follow-links", ".", cwd=tree)
+    assert (
+        run_cli(
+            "check", "--output-format", "concise", "--show-files", ".", cwd=tree
+        ).stdout
+        == ""
+    )
+    followed = run_cli(
+        "check",
+        "--output-format",
+        "concise",
+        "--show-files",
+        "--follow-links",
+        ".",
+        cwd=tree,
+    )
     assert followed.stdout == "link.py\n"
 
 
 def test_show_fixes_counts_unsafe_fixes_only_when_they_apply(tmp_path):
     (tmp_path / "w.py").write_text(EXACT)
-    safe = run_cli("check", "--show-fixes", ".", cwd=tmp_path)
+    safe = run_cli(
+        "check", "--output-format", "concise", "--show-fixes", ".", cwd=tmp_path
+    )
     assert "Would fix" not in safe.stdout
-    unsafe = run_cli("check", "--show-fixes", "--unsafe-fixes", ".", cwd=tmp_path)
+    unsafe = run_cli(
+        "check",
+        "--output-format",
+        "concise",
+        "--show-fixes",
+        "--unsafe-fixes",
+        ".",
+        cwd=tmp_path,
+    )
     assert "\nWould fix 1 error:\n- w.py:\n    1 \u00d7 VSL002 (" in unsafe.stdout
 
 
 def test_show_fixes_after_a_baseline_lists_only_new_findings(tmp_path):
     (tmp_path / "old.py").write_text(BAD)
-    run_cli("check", "--write-baseline", "b.json", ".", cwd=tmp_path)
+    run_cli(
+        "check",
+        "--output-format",
+        "concise",
+        "--write-baseline",
+        "b.json",
+        ".",
+        cwd=tmp_path,
+    )
     (tmp_path / "new.py").write_text(BAD)
     out = run_cli(
-        "check", "--show-fixes", "--unsafe-fixes", "--baseline", "b.json", ".",
+        "check",
+        "--output-format",
+        "concise",
+        "--show-fixes",
+        "--unsafe-fixes",
+        "--baseline",
+        "b.json",
+        ".",
         cwd=tmp_path,
     )
     assert "- new.py:\n" in out.stdout and "old.py" not in out.stdout
@@ -133,22 +208,50 @@ def test_show_fixes_after_a_baseline_lists_only_new_findings(tmp_path):
 
 def test_baseline_messages_count_entries(tmp_path):
     (tmp_path / "a.py").write_text(BAD)
-    one = run_cli("check", "--write-baseline", "b.json", ".", cwd=tmp_path)
+    one = run_cli(
+        "check",
+        "--output-format",
+        "concise",
+        "--write-baseline",
+        "b.json",
+        ".",
+        cwd=tmp_path,
+    )
     assert one.stderr == "Wrote 1 entry to b.json.\n"
     (tmp_path / "b.py").write_text(BAD)
-    two = run_cli("check", "--write-baseline", "b.json", ".", cwd=tmp_path)
+    two = run_cli(
+        "check",
+        "--output-format",
+        "concise",
+        "--write-baseline",
+        "b.json",
+        ".",
+        cwd=tmp_path,
+    )
     assert two.stderr == "Wrote 2 entries to b.json.\n"
 
 
 def test_fix_counts_errors_in_the_singular_and_plural(tmp_path):
     (tmp_path / "a.py").write_text(BAD)
-    assert run_cli("fix", "--unsafe-fixes", "--diff", ".", cwd=tmp_path).stdout.endswith(
-        "\nWould fix 1 error.\n"
-    )
+    assert run_cli(
+        "fix",
+        "--output-format",
+        "concise",
+        "--unsafe-fixes",
+        "--diff",
+        ".",
+        cwd=tmp_path,
+    ).stdout.endswith("\nWould fix 1 error.\n")
     (tmp_path / "b.py").write_text(BAD)
-    assert run_cli("fix", "--unsafe-fixes", "--diff", ".", cwd=tmp_path).stdout.endswith(
-        "\nWould fix 2 errors.\n"
-    )
+    assert run_cli(
+        "fix",
+        "--output-format",
+        "concise",
+        "--unsafe-fixes",
+        "--diff",
+        ".",
+        cwd=tmp_path,
+    ).stdout.endswith("\nWould fix 2 errors.\n")
 
 
 def test_progress_bar():
@@ -165,7 +268,16 @@ def test_progress_bar():
 def test_fix_diff_with_show_fixes_over_two_files(tmp_path):
     (tmp_path / "a.py").write_text(BAD)
     (tmp_path / "b.py").write_text(BAD)
-    out = run_cli("fix", "--unsafe-fixes", "--diff", "--show-fixes", ".", cwd=tmp_path)
+    out = run_cli(
+        "fix",
+        "--output-format",
+        "concise",
+        "--unsafe-fixes",
+        "--diff",
+        "--show-fixes",
+        ".",
+        cwd=tmp_path,
+    )
     assert out.returncode == 1
     hunk = (
         "@@ -1,2 +1,2 @@\n"
@@ -185,12 +297,32 @@ def test_fix_diff_with_show_fixes_over_two_files(tmp_path):
 
 def test_concise_is_the_text_format(tmp_path):
     (tmp_path / "a.py").write_text(BAD)
-    check = run_cli("check", "--output-format", "concise", ".", cwd=tmp_path)
-    assert check.stdout == run_cli("check", ".", cwd=tmp_path).stdout
+    check = run_cli(
+        "check",
+        "--output-format",
+        "concise",
+        "--output-format",
+        "concise",
+        ".",
+        cwd=tmp_path,
+    )
+    assert (
+        check.stdout
+        == run_cli("check", "--output-format", "concise", ".", cwd=tmp_path).stdout
+    )
     assert check.stdout.endswith(
         "Found 1 error.\n1 unsafe fix available with `--fix --unsafe-fixes`.\n"
     )
-    fixed = run_cli("fix", "--unsafe-fixes", "--output-format", "concise", ".", cwd=tmp_path)
+    fixed = run_cli(
+        "fix",
+        "--output-format",
+        "concise",
+        "--unsafe-fixes",
+        "--output-format",
+        "concise",
+        ".",
+        cwd=tmp_path,
+    )
     assert fixed.stdout == "Found 1 error (1 fixed, 0 remaining).\n"
 
 
@@ -199,8 +331,21 @@ def test_fix_prints_warnings(tmp_path):
     kci.parent.mkdir(parents=True)
     kci.write_text("class (:\n")
     (tmp_path / "a.py").write_text(BAD)
-    out = run_cli("fix", "--unsafe-fixes", "a.py", cwd=tmp_path)
+    out = run_cli(
+        "fix", "--output-format", "concise", "--unsafe-fixes", "a.py", cwd=tmp_path
+    )
     assert out.stderr == (
         f"warning: {kci}: cannot read class hierarchy: invalid syntax (<unknown>, line 1)\n"
     )
-    assert run_cli("fix", "--unsafe-fixes", "-q", "a.py", cwd=tmp_path).stderr == ""
+    assert (
+        run_cli(
+            "fix",
+            "--output-format",
+            "concise",
+            "--unsafe-fixes",
+            "-q",
+            "a.py",
+            cwd=tmp_path,
+        ).stderr
+        == ""
+    )

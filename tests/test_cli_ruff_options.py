@@ -69,8 +69,10 @@ def trees(tmp_path):
 
 def _both(trees, ours_args, ruff_args, stdin=(None, None)):
     ours, theirs = trees
+    # Both concise: ruff's one-line form, where the shapes compare line by line.
+    command, *rest = ours_args
     return (
-        run_cli(*ours_args, cwd=ours, input=stdin[0]),
+        run_cli(command, "--output-format", "concise", *rest, cwd=ours, input=stdin[0]),
         _run_ruff(ruff_args, theirs, stdin[1]),
     )
 
@@ -78,27 +80,39 @@ def _both(trees, ours_args, ruff_args, stdin=(None, None)):
 def test_check_reports_on_stdout_like_ruff(trees):
     ours, ruff = _both(trees, ["check", "."], ["."])
     assert _shape(ours) == _shape(ruff) == (1, True, False)
-    assert ours.stdout == FINDING + (
-        "Found 1 error.\n[*] 1 fixable with `--fix`.\n"
-    )
+    assert ours.stdout == FINDING + ("Found 1 error.\n[*] 1 fixable with `--fix`.\n")
 
 
 def test_quiet_prints_findings_without_summary(trees):
     ours, ruff = _both(trees, ["check", "-q", "."], ["-q", "."])
     assert _shape(ours) == _shape(ruff) == (1, True, False)
     assert ours.stdout == FINDING
-    assert run_cli("check", "--quiet", ".", cwd=trees[0]).stdout == FINDING
+    assert (
+        run_cli(
+            "check", "--output-format", "concise", "--quiet", ".", cwd=trees[0]
+        ).stdout
+        == FINDING
+    )
 
 
 def test_silent_with_findings_prints_nothing_and_exits_1(trees):
     ours, ruff = _both(trees, ["check", "-s", "."], ["-s", "."])
     assert _shape(ours) == _shape(ruff) == (1, False, False)
-    out = run_cli("check", "--silent", "--output-format", "json", ".", cwd=trees[0])
+    out = run_cli(
+        "check",
+        "--output-format",
+        "concise",
+        "--silent",
+        "--output-format",
+        "json",
+        ".",
+        cwd=trees[0],
+    )
     assert (out.returncode, out.stdout) == (1, "")
 
 
 def test_quiet_and_silent_exclude_each_other(trees):
-    out = run_cli("check", "-q", "-s", ".", cwd=trees[0])
+    out = run_cli("check", "--output-format", "concise", "-q", "-s", ".", cwd=trees[0])
     assert out.returncode == 2 and "not allowed with" in out.stderr
 
 
@@ -109,7 +123,9 @@ def test_output_format_is_ruffs_name_and_format_its_alias(trees):
     )  # fmt: skip
     assert _shape(ours) == _shape(ruff) == (1, True, False)
     assert ours.stdout.startswith("::error file=w.py,line=2,col=40,")
-    alias = run_cli("check", "--format", "github", ".", cwd=trees[0])
+    alias = run_cli(
+        "check", "--output-format", "concise", "--format", "github", ".", cwd=trees[0]
+    )
     assert alias.stdout == ours.stdout
 
 
@@ -121,8 +137,11 @@ def test_fix_fixes_and_exits_0_like_ruff(trees):
 
 
 def test_check_fix_is_the_fix_command(trees):
-    out = run_cli("check", "--fix", ".", cwd=trees[0])
-    assert (out.returncode, out.stdout) == (0, "Found 1 error (1 fixed, 0 remaining).\n")
+    out = run_cli("check", "--output-format", "concise", "--fix", ".", cwd=trees[0])
+    assert (out.returncode, out.stdout) == (
+        0,
+        "Found 1 error (1 fixed, 0 remaining).\n",
+    )
     assert (trees[0] / "w.py").read_text() == FIXED
 
 
@@ -134,7 +153,15 @@ def test_exit_non_zero_on_fix(trees):
     assert _shape(ours) == _shape(ruff) == (1, True, False)
     assert (trees[0] / "w.py").read_text() == FIXED
     # Nothing left to fix: exit 0 again.
-    again = run_cli("fix", "--unsafe-fixes", "--exit-non-zero-on-fix", ".", cwd=trees[0])
+    again = run_cli(
+        "fix",
+        "--output-format",
+        "concise",
+        "--unsafe-fixes",
+        "--exit-non-zero-on-fix",
+        ".",
+        cwd=trees[0],
+    )
     assert (again.returncode, again.stdout) == (0, "All checks passed!\n")
 
 
@@ -167,7 +194,9 @@ def test_show_fixes_lists_what_fix_applied(trees):
 
 
 def test_show_fixes_on_check_lists_what_fix_would_apply(trees):
-    out = run_cli("check", "--show-fixes", ".", cwd=trees[0])
+    out = run_cli(
+        "check", "--output-format", "concise", "--show-fixes", ".", cwd=trees[0]
+    )
     assert out.returncode == 1
     assert out.stdout == FINDING + (
         "\nWould fix 1 error:\n- w.py:\n    1 \u00d7 VSL001 (isinstance-leaves-out-companion)\n\n"
@@ -192,7 +221,15 @@ def test_exclude_replaces_the_configured_patterns_and_extend_adds(tmp_path):
     (tmp_path / "b.py").write_text(BAD)
 
     def files(*args):
-        return run_cli("check", "--show-files", *args, ".", cwd=tmp_path).stdout.split()
+        return run_cli(
+            "check",
+            "--output-format",
+            "concise",
+            "--show-files",
+            *args,
+            ".",
+            cwd=tmp_path,
+        ).stdout.split()
 
     assert files() == ["b.py"]
     assert files("--exclude", "b.py") == ["a.py"]
@@ -206,10 +243,26 @@ def test_command_line_patterns_are_relative_to_the_working_folder(tmp_path):
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "w.py").write_text(BAD)
     out = run_cli(
-        "check", "--show-files", "--exclude", "/w.py", ".", cwd=tmp_path / "pkg"
+        "check",
+        "--output-format",
+        "concise",
+        "--show-files",
+        "--exclude",
+        "/w.py",
+        ".",
+        cwd=tmp_path / "pkg",
     )
     assert out.stdout == ""
-    out = run_cli("check", "--show-files", "--exclude", "/w.py", "pkg", cwd=tmp_path)
+    out = run_cli(
+        "check",
+        "--output-format",
+        "concise",
+        "--show-files",
+        "--exclude",
+        "/w.py",
+        "pkg",
+        cwd=tmp_path,
+    )
     assert out.stdout == "pkg/w.py\n"
 
 
@@ -234,19 +287,29 @@ UNSAFE = (
 
 def test_summary_counts_safe_fixes_and_names_hidden_ones(tmp_path):
     (tmp_path / "u.py").write_text(UNSAFE)
-    out = run_cli("check", ".", cwd=tmp_path)
+    out = run_cli("check", "--output-format", "concise", ".", cwd=tmp_path)
     assert out.stdout.splitlines()[-2:] == [
         "Found 2 errors.",
         "2 unsafe fixes available with `--fix --unsafe-fixes`.",
     ]
     assert "u.py:3:16: VSL002 exact type" in out.stdout  # no [*]: unsafe
-    unsafe = run_cli("check", "--unsafe-fixes", ".", cwd=tmp_path)
+    unsafe = run_cli(
+        "check", "--output-format", "concise", "--unsafe-fixes", ".", cwd=tmp_path
+    )
     assert unsafe.stdout.splitlines()[-2:] == [
         "Found 2 errors.",
         "[*] 2 fixable with `--fix`.",
     ]
     assert "u.py:3:16: VSL002 [*] exact type" in unsafe.stdout
-    promoted = run_cli("check", "--extend-safe-fixes", "VSL001", ".", cwd=tmp_path)
+    promoted = run_cli(
+        "check",
+        "--output-format",
+        "concise",
+        "--extend-safe-fixes",
+        "VSL001",
+        ".",
+        cwd=tmp_path,
+    )
     assert promoted.stdout.splitlines()[-2:] == [
         "Found 2 errors.",
         "[*] 1 fixable with `--fix` (1 unsafe fix available with `--fix --unsafe-fixes`).",
@@ -255,7 +318,15 @@ def test_summary_counts_safe_fixes_and_names_hidden_ones(tmp_path):
 
 def test_fix_summary_counts_what_remains(tmp_path):
     (tmp_path / "u.py").write_text(UNSAFE)
-    out = run_cli("fix", "--extend-safe-fixes", "VSL001", ".", cwd=tmp_path)
+    out = run_cli(
+        "fix",
+        "--output-format",
+        "concise",
+        "--extend-safe-fixes",
+        "VSL001",
+        ".",
+        cwd=tmp_path,
+    )
     assert out.returncode == 1
     assert out.stdout.splitlines()[-2:] == [
         "Found 2 errors (1 fixed, 1 remaining).",
@@ -292,7 +363,17 @@ def test_fix_stdin_writes_the_source_to_stdout_and_the_report_to_stderr(trees):
 
 
 def test_fix_stdin_with_nothing_to_fix_writes_the_source_unchanged(trees):
-    out = run_cli("fix", "--unsafe-fixes", "--stdin-filename", NAME, "-", cwd=trees[0], input=FIXED)
+    out = run_cli(
+        "fix",
+        "--output-format",
+        "concise",
+        "--unsafe-fixes",
+        "--stdin-filename",
+        NAME,
+        "-",
+        cwd=trees[0],
+        input=FIXED,
+    )
     assert (out.returncode, out.stdout) == (0, FIXED)
 
 
@@ -312,7 +393,7 @@ def test_stdin_diff(trees):
 
 def _stdin_bytes(data: bytes, *args: str, cwd: Path):
     return subprocess.run(
-        [sys.executable, "-m", "vllm_spec_lint", *args, "--stdin-filename", NAME, "-"],
+        [sys.executable, "-m", "vllm_spec_lint", *args, "--output-format", "concise", "--stdin-filename", NAME, "-"],
         cwd=cwd, input=data, capture_output=True,
     )  # fmt: skip
 
@@ -343,10 +424,26 @@ def test_stdin_uses_the_settings_and_ignores_for_its_name(tmp_path):
         '[tool.vllm-spec-lint]\nper-file-ignores = { "pkg/*" = ["VSL001"] }\n'
     )
     (tmp_path / "sub").mkdir()
-    ignored = run_cli("check", "--stdin-filename", NAME, "-", cwd=tmp_path, input=BAD)
+    ignored = run_cli(
+        "check",
+        "--output-format",
+        "concise",
+        "--stdin-filename",
+        NAME,
+        "-",
+        cwd=tmp_path,
+        input=BAD,
+    )
     assert (ignored.returncode, ignored.stdout) == (0, "All checks passed!\n")
     other = run_cli(
-        "check", "--stdin-filename", "sub/w.py", "-", cwd=tmp_path, input=BAD
+        "check",
+        "--output-format",
+        "concise",
+        "--stdin-filename",
+        "sub/w.py",
+        "-",
+        cwd=tmp_path,
+        input=BAD,
     )
     assert other.returncode == 1 and other.stdout.startswith("sub/w.py:2:40: VSL001")
 
@@ -355,17 +452,43 @@ def test_stdin_hierarchy_is_the_tree_at_its_name(tmp_path):
     tree, elsewhere = tmp_path / "tree", tmp_path / "elsewhere"
     elsewhere.mkdir()
     write_covering_hierarchy(tree)
-    inside = run_cli("check", "--stdin-filename", "vllm/w.py", "-", cwd=tree, input=BAD)
+    inside = run_cli(
+        "check",
+        "--output-format",
+        "concise",
+        "--stdin-filename",
+        "vllm/w.py",
+        "-",
+        cwd=tree,
+        input=BAD,
+    )
     assert (inside.returncode, inside.stdout) == (0, "All checks passed!\n")
     outside = run_cli(
-        "check", "--stdin-filename", "w.py", "-", cwd=elsewhere, input=BAD
+        "check",
+        "--output-format",
+        "concise",
+        "--stdin-filename",
+        "w.py",
+        "-",
+        cwd=elsewhere,
+        input=BAD,
     )
     assert outside.returncode == 1
 
 
 def test_stdin_excluded_name_with_force_exclude(tmp_path):
     args = ("--force-exclude", "--exclude", "pkg", "--stdin-filename", NAME, "-")
-    check = run_cli("check", *args, cwd=tmp_path, input=BAD)
+    check = run_cli(
+        "check", "--output-format", "concise", *args, cwd=tmp_path, input=BAD
+    )
     assert (check.returncode, check.stdout) == (0, "All checks passed!\n")
-    fixed = run_cli("fix", "--unsafe-fixes", *args, cwd=tmp_path, input=BAD)
+    fixed = run_cli(
+        "fix",
+        "--output-format",
+        "concise",
+        "--unsafe-fixes",
+        *args,
+        cwd=tmp_path,
+        input=BAD,
+    )
     assert (fixed.returncode, fixed.stdout) == (0, BAD)

@@ -50,7 +50,7 @@ def test_add_sliding_window_mla_codemod_summary(example_tree):
         "(VSL001: 2, VSL002: 1, VSL003: 1, VSL004: 1)\n"
     )
     # A codemod is asked for: every fix, the unsafe VSL002 one too.
-    remaining = run_cli("check", ".", cwd=example_tree)
+    remaining = run_cli("check", "--output-format", "concise", ".", cwd=example_tree)
     assert (remaining.returncode, remaining.stdout) == (0, "All checks passed!\n")
 
 
@@ -85,7 +85,10 @@ def test_nixl_codemod_applies_already_applied_and_not_found(example_tree):
         in text
     )
     # Nothing else in the tree changed: the layout module still has findings.
-    assert "VSL004" in run_cli("check", ".", cwd=example_tree).stdout
+    assert (
+        "VSL004"
+        in run_cli("check", "--output-format", "concise", ".", cwd=example_tree).stdout
+    )
     again = run_cli("codemod", "nixl-mla-region", str(worker), cwd=example_tree)
     assert again.returncode == 0 and "already applied" in again.stderr
     assert worker.read_text() == text
@@ -142,7 +145,15 @@ def test_nixl_codemod_changes_the_prs_site_and_nothing_else(tmp_path):
     )
     # The two other checks are still there, at their rows (strict: the fixed
     # region now covers the companion, so `use_mla` reads as deliberate).
-    left = run_cli("check", "--strict", "--output-format", "json", str(worker))
+    left = run_cli(
+        "check",
+        "--output-format",
+        "concise",
+        "--strict",
+        "--output-format",
+        "json",
+        str(worker),
+    )
     assert [(f["code"], f["location"]["row"]) for f in json.loads(left.stdout)] == [
         ("VSL001", 16),
         ("VSL001", 24),
@@ -193,7 +204,7 @@ def pre_fix_tree(tmp_path_factory):
 
 def test_check_flags_the_pre_fix_line(pre_fix_tree):
     _, tree = pre_fix_tree
-    out = run_cli("check", NIXL_WORKER, cwd=tree)
+    out = run_cli("check", "--output-format", "concise", NIXL_WORKER, cwd=tree)
     assert out.returncode == 1
     assert f"{NIXL_WORKER}:1063:" in out.stdout and "VSL001" in out.stdout
 
@@ -211,7 +222,7 @@ def test_fix_alone_reproduces_the_release_file(pre_fix_tree, tmp_path):
     release, tree = pre_fix_tree
     worker = tmp_path / "base_worker.py"
     shutil.copy(tree / NIXL_WORKER, worker)
-    out = run_cli("fix", "--unsafe-fixes", str(worker))
+    out = run_cli("fix", "--output-format", "concise", "--unsafe-fixes", str(worker))
     assert out.returncode == 0, out.stderr
     assert worker.read_bytes() == (release / NIXL_WORKER).read_bytes()
 

@@ -28,7 +28,15 @@ YAPF_STYLE = "[style]\nbased_on_style = pep8\n"
 def test_downstream_package_checks_without_parse_errors(name, version):
     tree = fetch_release(name, version)
     result = run_cli(
-        "check", "--no-cache", "--strict", "--output-format", "json", ".", cwd=tree
+        "check",
+        "--output-format",
+        "concise",
+        "--no-cache",
+        "--strict",
+        "--output-format",
+        "json",
+        ".",
+        cwd=tree,
     )
     assert result.returncode in (0, 1), result.stderr
     codes = [f["code"] for f in json.loads(result.stdout)]
@@ -37,7 +45,16 @@ def test_downstream_package_checks_without_parse_errors(name, version):
 
 def test_the_tpu_inference_finding_stays():
     tree = fetch_release("tpu-inference", "0.32.0")
-    result = run_cli("check", "--no-cache", "--output-format", "json", ".", cwd=tree)
+    result = run_cli(
+        "check",
+        "--output-format",
+        "concise",
+        "--no-cache",
+        "--output-format",
+        "json",
+        ".",
+        cwd=tree,
+    )
     found = [
         (
             Path(f["filename"]).relative_to(tree).as_posix(),
@@ -71,7 +88,15 @@ def test_fix_in_yapf_style_touches_only_the_check_and_the_import(tpu_copy):
     (tpu_copy / ".style.yapf").write_text(YAPF_STYLE)
     target = tpu_copy / TPU_FINDING
     before = target.read_text()
-    result = run_cli("fix", "--unsafe-fixes", "--no-cache", ".", cwd=tpu_copy)
+    result = run_cli(
+        "fix",
+        "--output-format",
+        "concise",
+        "--unsafe-fixes",
+        "--no-cache",
+        ".",
+        cwd=tpu_copy,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     after = target.read_text()
     assert changed_lines(before, after) == [
@@ -99,7 +124,17 @@ def test_fix_in_yapf_style_touches_only_the_check_and_the_import(tpu_copy):
 def test_fix_without_a_formatter_changes_exactly_two_lines(tpu_copy):
     target = tpu_copy / TPU_FINDING
     before = target.read_text()
-    result = run_cli("fix", "--unsafe-fixes", "--no-cache", "--fix-formatter", "none", ".", cwd=tpu_copy)
+    result = run_cli(
+        "fix",
+        "--output-format",
+        "concise",
+        "--unsafe-fixes",
+        "--no-cache",
+        "--fix-formatter",
+        "none",
+        ".",
+        cwd=tpu_copy,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert changed_lines(before, target.read_text()) == [
         "-                                        MLAAttentionSpec, SlidingWindowSpec)",

@@ -396,14 +396,20 @@ def test_fix_is_idempotent_and_check_after_fix_is_clean(tmp_path):
     import shutil
 
     shutil.copytree(REPO / "examples", target)
-    first = run_cli("fix", "--unsafe-fixes", ".", cwd=target)
+    first = run_cli(
+        "fix", "--output-format", "concise", "--unsafe-fixes", ".", cwd=target
+    )
     assert first.returncode == 0, first.stdout + first.stderr
     snapshot = {p: p.read_bytes() for p in target.rglob("*.py")}
-    second = run_cli("fix", "--unsafe-fixes", ".", cwd=target)
+    second = run_cli(
+        "fix", "--output-format", "concise", "--unsafe-fixes", ".", cwd=target
+    )
     assert second.returncode == 0
     assert {p: p.read_bytes() for p in target.rglob("*.py")} == snapshot
     assert second.stdout == "All checks passed!\n"
-    assert run_cli("check", ".", cwd=target).returncode == 0
+    assert (
+        run_cli("check", "--output-format", "concise", ".", cwd=target).returncode == 0
+    )
 
 
 def test_a_fix_that_does_not_parse_is_not_written():
@@ -427,7 +433,12 @@ def test_crlf_bom_and_mode_are_kept(tmp_path):
     )
     path.write_bytes(source.encode("utf-8"))
     path.chmod(0o640)
-    assert run_cli("fix", "--unsafe-fixes", "w.py", cwd=tmp_path).returncode == 0
+    assert (
+        run_cli(
+            "fix", "--output-format", "concise", "--unsafe-fixes", "w.py", cwd=tmp_path
+        ).returncode
+        == 0
+    )
     data = path.read_bytes()
     assert data.startswith(b"\xef\xbb\xbf")
     assert data.count(b"\r\n") == 3 and b"\n" not in data.replace(b"\r\n", b"")
@@ -444,7 +455,12 @@ def test_latin1_file_with_cookie(tmp_path):
         + "MLAAttentionSpec\n\nok = isinstance(s, MLAAttentionSpec)\n"
     )
     path.write_bytes(source.encode("latin-1"))
-    assert run_cli("fix", "--unsafe-fixes", "l1.py", cwd=tmp_path).returncode == 0
+    assert (
+        run_cli(
+            "fix", "--output-format", "concise", "--unsafe-fixes", "l1.py", cwd=tmp_path
+        ).returncode
+        == 0
+    )
     data = path.read_bytes()
     assert b"caf\xe9" in data
     assert data.decode("latin-1").endswith(
@@ -459,7 +475,9 @@ def test_read_only_file_is_refused_and_untouched(tmp_path):
     ).encode()
     path.write_bytes(source)
     path.chmod(0o444)
-    out = run_cli("fix", "--unsafe-fixes", "ro.py", cwd=tmp_path)
+    out = run_cli(
+        "fix", "--output-format", "concise", "--unsafe-fixes", "ro.py", cwd=tmp_path
+    )
     assert out.returncode == 1
     assert "ro.py: not written: the file is read-only" in out.stderr
     assert path.read_bytes() == source
@@ -480,7 +498,7 @@ def test_nothing_written_when_nothing_changes(tmp_path):
     path.write_text(KCI + "MLAAttentionSpec, SlidingWindowMLASpec\n")
     before = path.stat().st_mtime_ns
     os.utime(path, ns=(before - 10**9, before - 10**9))
-    run_cli("fix", "--unsafe-fixes", ".", cwd=tmp_path)
+    run_cli("fix", "--output-format", "concise", "--unsafe-fixes", ".", cwd=tmp_path)
     assert path.stat().st_mtime_ns == before - 10**9
 
 
@@ -510,7 +528,9 @@ def test_json_carries_the_fix(tmp_path):
         KCI + "MLAAttentionSpec\n\nok = type(s) is MLAAttentionSpec\n"
     )
     [finding] = json.loads(
-        run_cli("check", "--format", "json", ".", cwd=tmp_path).stdout
+        run_cli(
+            "check", "--output-format", "concise", "--format", "json", ".", cwd=tmp_path
+        ).stdout
     )
     assert finding["fix"]["applicability"] == "unsafe"
     edits = finding["fix"]["edits"]

@@ -35,7 +35,16 @@ def _sources(tree: Path) -> dict[Path, bytes]:
 
 @pytest.mark.fast
 def test_every_rules_fix_is_unsafe_by_default(examples):
-    out = run_cli("check", "--no-cache", "--output-format", "json", ".", cwd=examples)
+    out = run_cli(
+        "check",
+        "--output-format",
+        "concise",
+        "--no-cache",
+        "--output-format",
+        "json",
+        ".",
+        cwd=examples,
+    )
     findings = json.loads(out.stdout)
     assert [(f["code"], f["fix"]["applicability"]) for f in findings] == [
         ("VSL001", "unsafe"),
@@ -49,22 +58,37 @@ def test_every_rules_fix_is_unsafe_by_default(examples):
 @pytest.mark.fast
 def test_fix_alone_changes_nothing_and_says_what_unsafe_fixes_would(examples):
     before = _sources(examples)
-    out = run_cli("fix", "--no-cache", ".", cwd=examples)
+    out = run_cli("fix", "--output-format", "concise", "--no-cache", ".", cwd=examples)
     assert out.returncode == 1
     assert out.stdout.splitlines()[-2:] == [
-        "Found 5 errors (0 fixed, 5 remaining).",
+        "Found 5 errors.",
         "5 unsafe fixes available with `--fix --unsafe-fixes`.",
     ]
     assert _sources(examples) == before
-    check_fix = run_cli("check", "--fix", "--no-cache", ".", cwd=examples)
+    check_fix = run_cli(
+        "check", "--output-format", "concise", "--fix", "--no-cache", ".", cwd=examples
+    )
     assert check_fix.returncode == 1 and _sources(examples) == before
 
 
 @pytest.mark.fast
 def test_unsafe_fixes_fix_every_finding(examples):
-    out = run_cli("fix", "--unsafe-fixes", "--no-cache", ".", cwd=examples)
-    assert (out.returncode, out.stdout) == (0, "Found 5 errors (5 fixed, 0 remaining).\n")
-    again = run_cli("check", "--no-cache", ".", cwd=examples)
+    out = run_cli(
+        "fix",
+        "--output-format",
+        "concise",
+        "--unsafe-fixes",
+        "--no-cache",
+        ".",
+        cwd=examples,
+    )
+    assert (out.returncode, out.stdout) == (
+        0,
+        "Found 5 errors (5 fixed, 0 remaining).\n",
+    )
+    again = run_cli(
+        "check", "--output-format", "concise", "--no-cache", ".", cwd=examples
+    )
     assert (again.returncode, again.stdout) == (0, "All checks passed!\n")
 
 
@@ -81,7 +105,11 @@ SAFETY_CASES = {
         ["VSL001", "VSL001", "VSL004"],
     ),
     "cli": (None, ["--extend-safe-fixes", "VSL001"], ["VSL001", "VSL001"]),
-    "prefix": (None, ["--extend-safe-fixes", "VSL00"], ["VSL001", "VSL001", "VSL002", "VSL003", "VSL004"]),
+    "prefix": (
+        None,
+        ["--extend-safe-fixes", "VSL00"],
+        ["VSL001", "VSL001", "VSL002", "VSL003", "VSL004"],
+    ),
     "unsafe-wins-a-tie": (
         None,
         ["--extend-safe-fixes", "VSL001", "--extend-unsafe-fixes", "VSL001"],
@@ -106,8 +134,7 @@ def test_extend_safe_and_unsafe_fixes(case, examples):
     settings, options, fixed = SAFETY_CASES[case]
     if settings is not None:
         (examples / settings[0]).write_text(settings[1])
-    out = run_cli(
-        "fix", "--no-cache", "--output-format", "json", *options, ".",
+    out = run_cli("fix", "--output-format", "concise", "--no-cache", "--output-format", "json", *options, ".",
         cwd=examples,
     )  # fmt: skip
     remaining = sorted(f["code"] for f in json.loads(out.stdout))
@@ -117,13 +144,21 @@ def test_extend_safe_and_unsafe_fixes(case, examples):
 
 @pytest.mark.fast
 def test_unknown_selector_in_the_safety_options_is_refused(examples):
-    out = run_cli("fix", "--extend-safe-fixes", "VSL999", ".", cwd=examples)
+    out = run_cli(
+        "fix",
+        "--output-format",
+        "concise",
+        "--extend-safe-fixes",
+        "VSL999",
+        ".",
+        cwd=examples,
+    )
     assert out.returncode == 2
     assert "--extend-safe-fixes" in out.stderr and "'VSL999'" in out.stderr
     (examples / "pyproject.toml").write_text(
         '[tool.vllm-spec-lint]\nextend-unsafe-fixes = ["VSL1"]\n'
     )
-    out = run_cli("fix", ".", cwd=examples)
+    out = run_cli("fix", "--output-format", "concise", ".", cwd=examples)
     assert out.returncode == 2
     assert "'extend-unsafe-fixes'" in out.stderr and "'VSL1'" in out.stderr
 
@@ -137,14 +172,27 @@ def test_unknown_selector_in_the_safety_options_is_refused(examples):
     [
         ("x = f(a)\n", {"VSL001"}, "x = f(a)  # noqa: VSL001\n"),
         ("x = f(a)  # noqa: E501\n", {"VSL001"}, "x = f(a)  # noqa: E501, VSL001\n"),
-        ("x = f(a)  # noqa:E501,W291\n", {"VSL001"}, "x = f(a)  # noqa:E501, W291, VSL001\n"),
+        (
+            "x = f(a)  # noqa:E501,W291\n",
+            {"VSL001"},
+            "x = f(a)  # noqa:E501, W291, VSL001\n",
+        ),
         ("x = f(a)  # why not\n", {"VSL001"}, "x = f(a)  # why not  # noqa: VSL001\n"),
         ("x = f(a)\n", {"VSL002", "VSL001"}, "x = f(a)  # noqa: VSL001, VSL002\n"),
         ("x = f(a)  # noqa: VSL001\n", {"VSL001"}, "x = f(a)  # noqa: VSL001\n"),
         ("x = f('#')\r\n", {"VSL001"}, "x = f('#')  # noqa: VSL001\r\n"),
         ("x = f(a)", {"VSL001"}, "x = f(a)  # noqa: VSL001"),
     ],
-    ids=["plain", "merge", "merge-tight", "other-comment", "two-codes", "present", "crlf-hash-in-string", "no-newline"],
+    ids=[
+        "plain",
+        "merge",
+        "merge-tight",
+        "other-comment",
+        "two-codes",
+        "present",
+        "crlf-hash-in-string",
+        "no-newline",
+    ],
 )
 def test_add_noqa_on_one_line(line, codes, expected):
     text, added, skipped = add_noqa(line, {1: codes})
@@ -164,7 +212,9 @@ def test_add_noqa_leaves_lines_that_cannot_take_a_comment():
     new, added, skipped = add_noqa(text, {2: {"VSL005"}, 4: {"VSL001"}, 5: {"VSL001"}})
     assert skipped == [2, 4]
     assert added == 1
-    assert new.splitlines()[4] == "    isinstance(spec, MLAAttentionSpec)  # noqa: VSL001"
+    assert (
+        new.splitlines()[4] == "    isinstance(spec, MLAAttentionSpec)  # noqa: VSL001"
+    )
 
 
 CONTINUED = KCI + (
@@ -187,23 +237,48 @@ def test_add_noqa_through_the_cli_then_check_passes(tmp_path):
         b"# -*- coding: latin-1 -*-\n" + KCI.encode()
         + b"ok = isinstance(spec, MLAAttentionSpec)  # \xe9t\xe9\n"
     )  # fmt: skip
-    first = run_cli("check", "--no-cache", "--add-noqa", ".", cwd=tmp_path)
+    first = run_cli(
+        "check",
+        "--output-format",
+        "concise",
+        "--no-cache",
+        "--add-noqa",
+        ".",
+        cwd=tmp_path,
+    )
     assert (first.returncode, first.stderr) == (0, "Added 3 noqa directives.\n")
     assert (tmp_path / "w.py").read_text() == CONTINUED.replace(
-        "        spec, MLAAttentionSpec\n", "        spec, MLAAttentionSpec  # noqa: VSL001\n"
+        "        spec, MLAAttentionSpec\n",
+        "        spec, MLAAttentionSpec  # noqa: VSL001\n",
     ).replace("LATENT = (\n", "LATENT = (  # noqa: VSL004\n")
-    assert (tmp_path / "latin.py").read_bytes().endswith(
-        b"ok = isinstance(spec, MLAAttentionSpec)  # \xe9t\xe9  # noqa: VSL001\n"
+    assert (
+        (tmp_path / "latin.py")
+        .read_bytes()
+        .endswith(
+            b"ok = isinstance(spec, MLAAttentionSpec)  # \xe9t\xe9  # noqa: VSL001\n"
+        )
     )
-    check = run_cli("check", "--no-cache", ".", cwd=tmp_path)
+    check = run_cli(
+        "check", "--output-format", "concise", "--no-cache", ".", cwd=tmp_path
+    )
     assert (check.returncode, check.stdout) == (0, "All checks passed!\n")
-    second = run_cli("check", "--no-cache", "--add-noqa", ".", cwd=tmp_path)
+    second = run_cli(
+        "check",
+        "--output-format",
+        "concise",
+        "--no-cache",
+        "--add-noqa",
+        ".",
+        cwd=tmp_path,
+    )
     assert (second.returncode, second.stderr) == (0, "Added 0 noqa directives.\n")
 
 
 @pytest.mark.fast
 def test_add_noqa_refuses_to_be_combined_with_fixing(tmp_path):
-    out = run_cli("check", "--add-noqa", "--fix", ".", cwd=tmp_path)
+    out = run_cli(
+        "check", "--output-format", "concise", "--add-noqa", "--fix", ".", cwd=tmp_path
+    )
     assert out.returncode == 2
     assert out.stderr.startswith("error: --add-noqa cannot be combined")
 
@@ -234,47 +309,83 @@ def release_copy(vllm_0_34_0, tmp_path) -> Path:
     return copy
 
 
-DEFAULT_FINDINGS_0_34_0 = 12
+DEFAULT_FINDINGS_0_34_0 = 11  # 12 before hisparse/layout.py:101 was seen to be loud
 
 
 def test_fix_changes_no_file_of_vllm_0_34_and_unsafe_fixes_fix_all(release_copy):
     before = _sources(release_copy)
-    plain = run_cli("fix", "--no-cache", ".", cwd=release_copy)
+    plain = run_cli(
+        "fix", "--output-format", "concise", "--no-cache", ".", cwd=release_copy
+    )
     assert plain.returncode == 1
     assert plain.stdout.splitlines()[-1] == (
         f"{DEFAULT_FINDINGS_0_34_0} unsafe fixes available with `--fix --unsafe-fixes`."
     )
     assert _sources(release_copy) == before
-    unsafe = run_cli("fix", "--no-cache", "--unsafe-fixes", ".", cwd=release_copy)
+    unsafe = run_cli(
+        "fix",
+        "--output-format",
+        "concise",
+        "--no-cache",
+        "--unsafe-fixes",
+        ".",
+        cwd=release_copy,
+    )
     assert unsafe.returncode == 0, unsafe.stdout + unsafe.stderr
     assert unsafe.stdout == (
         f"Found {DEFAULT_FINDINGS_0_34_0} errors "
         f"({DEFAULT_FINDINGS_0_34_0} fixed, 0 remaining).\n"
     )
     changed = [p for p, data in _sources(release_copy).items() if before[p] != data]
-    assert len(changed) == 8  # 12 findings in 8 files
+    assert len(changed) == 8  # 11 findings in 8 files
     for path in changed:
         ast.parse(path.read_bytes(), str(path))
     again = _sources(release_copy)
-    second = run_cli("fix", "--no-cache", "--unsafe-fixes", ".", cwd=release_copy)
+    second = run_cli(
+        "fix",
+        "--output-format",
+        "concise",
+        "--no-cache",
+        "--unsafe-fixes",
+        ".",
+        cwd=release_copy,
+    )
     assert (second.returncode, second.stdout) == (0, "All checks passed!\n")
     assert _sources(release_copy) == again
 
 
 def test_add_noqa_adopts_vllm_0_34(release_copy):
     before = _sources(release_copy)
-    out = run_cli("check", "--no-cache", "--add-noqa", ".", cwd=release_copy)
-    assert (out.returncode, out.stderr) == (0, "Added 12 noqa directives.\n")
+    out = run_cli(
+        "check",
+        "--output-format",
+        "concise",
+        "--no-cache",
+        "--add-noqa",
+        ".",
+        cwd=release_copy,
+    )
+    assert (out.returncode, out.stderr) == (0, "Added 11 noqa directives.\n")
     changed = [p for p, data in _sources(release_copy).items() if before[p] != data]
-    assert len(changed) == 8  # 12 findings in 8 files
+    assert len(changed) == 8  # 11 findings in 8 files
     for path in changed:
         after = path.read_text()
         ast.parse(after, str(path))
         assert _differs_only_by_comments(before[path].decode(), after), path
-    check = run_cli("check", "--no-cache", ".", cwd=release_copy)
+    check = run_cli(
+        "check", "--output-format", "concise", "--no-cache", ".", cwd=release_copy
+    )
     assert (check.returncode, check.stdout) == (0, "All checks passed!\n")
     adopted = _sources(release_copy)
-    second = run_cli("check", "--no-cache", "--add-noqa", ".", cwd=release_copy)
+    second = run_cli(
+        "check",
+        "--output-format",
+        "concise",
+        "--no-cache",
+        "--add-noqa",
+        ".",
+        cwd=release_copy,
+    )
     assert second.stderr == "Added 0 noqa directives.\n"
     assert _sources(release_copy) == adopted
     flake8 = subprocess.run(

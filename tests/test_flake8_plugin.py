@@ -40,7 +40,9 @@ def _flake8_findings(tree: Path) -> set[tuple[str, int, int, str]]:
 
 
 def _check_findings(tree: Path) -> set[tuple[str, int, int, str]]:
-    out = run_cli("check", "--format", "json", ".", cwd=tree)
+    out = run_cli(
+        "check", "--output-format", "concise", "--format", "json", ".", cwd=tree
+    )
     return {
         (
             Path(f["filename"]).relative_to(tree).as_posix(),
@@ -162,7 +164,15 @@ def test_noqa_comments_mean_the_same_to_flake8_and_check(tmp_path):
         + "\n"
     )
     theirs = flake8("--select", "VSL", "n.py", cwd=tmp_path).stdout
-    ours = run_cli("check", "--output-format", "json", ".", cwd=tmp_path).stdout
+    ours = run_cli(
+        "check",
+        "--output-format",
+        "concise",
+        "--output-format",
+        "json",
+        ".",
+        cwd=tmp_path,
+    ).stdout
     flake8_rows = [int(line.split(":")[1]) for line in theirs.splitlines()]
     our_rows = [f["location"]["row"] for f in json.loads(ours)]
     # Rows 2.. hold the comments in order; reported: none, VSL1, VSL0010, VSL002.

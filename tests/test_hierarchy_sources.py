@@ -36,7 +36,15 @@ def site_packages(environment: Path) -> Path:
 
 def findings(*args: str, cwd: Path, env: dict | None = None) -> list[str]:
     result = run_cli(
-        "check", "--no-cache", "--output-format", "json", *args, cwd=cwd, env=env
+        "check",
+        "--output-format",
+        "concise",
+        "--no-cache",
+        "--output-format",
+        "json",
+        *args,
+        cwd=cwd,
+        env=env,
     )
     assert result.returncode in (0, 1), result.stderr
     return [f["code"] for f in json.loads(result.stdout)]
@@ -86,7 +94,15 @@ def test_a_vllm_source_without_the_family_module_is_an_error(tmp_path):
     tree = plugin_tree(tmp_path / "plugin")
     empty = tmp_path / "not-vllm"
     empty.mkdir()
-    result = run_cli("check", "--vllm-source", str(empty), ".", cwd=tree)
+    result = run_cli(
+        "check",
+        "--output-format",
+        "concise",
+        "--vllm-source",
+        str(empty),
+        ".",
+        cwd=tree,
+    )
     assert result.returncode == 2
     assert result.stderr == (
         f"error: {empty}: no vllm/v1/kv_cache_interface.py there "
@@ -143,7 +159,18 @@ def test_the_interpreters_vllm_is_read_and_never_imported(tmp_path):
     env = {"VIRTUAL_ENV": None, "PYTHONPATH": str(stand_in)}
     assert findings(".", cwd=tree, env=env) == []
     assert hierarchy_line(tree, env=env) == f"hierarchy (from interpreter: {kci}):"
-    assert run_cli("fix", "--unsafe-fixes", ".", cwd=tree, env=env).returncode == 0
+    assert (
+        run_cli(
+            "fix",
+            "--output-format",
+            "concise",
+            "--unsafe-fixes",
+            ".",
+            cwd=tree,
+            env=env,
+        ).returncode
+        == 0
+    )
     assert not marker.exists()
 
 

@@ -16,7 +16,16 @@ IMPORT = "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
 
 
 def findings(tree: Path, *args: str) -> list[tuple[str, int, int, str]]:
-    out = run_cli("check", "--output-format", "json", *args, ".", cwd=tree)
+    out = run_cli(
+        "check",
+        "--output-format",
+        "concise",
+        "--output-format",
+        "json",
+        *args,
+        ".",
+        cwd=tree,
+    )
     assert out.returncode in (0, 1), out.stderr
     return [
         (
@@ -121,7 +130,15 @@ def test_fixes_are_laid_out_like_the_code_around_them(tmp_path, before, after):
     path = tmp_path / "m.py"
     path.write_text(before)
     # Every fix changes behaviour: without --unsafe-fixes none is made.
-    run_cli("fix", "--no-cache", "m.py", cwd=tmp_path)
+    run_cli("fix", "--output-format", "concise", "--no-cache", "m.py", cwd=tmp_path)
     assert path.read_text() == before
-    run_cli("fix", "--unsafe-fixes", "--no-cache", "m.py", cwd=tmp_path)
+    run_cli(
+        "fix",
+        "--output-format",
+        "concise",
+        "--unsafe-fixes",
+        "--no-cache",
+        "m.py",
+        cwd=tmp_path,
+    )
     assert path.read_text() == after

@@ -612,34 +612,73 @@ def tree(tmp_path):
 
 
 def test_cli_strict_json_and_explain_suppressions(tree):
-    default = json.loads(run_cli("check", "--format", "json", ".", cwd=tree).stdout)
+    default = json.loads(
+        run_cli(
+            "check", "--output-format", "concise", "--format", "json", ".", cwd=tree
+        ).stdout
+    )
     assert [(f["filename"].rsplit("/", 1)[1], f["suppressed_by"]) for f in default] == [
         ("twin.py", None)
     ]
     strict = json.loads(
-        run_cli("check", "--strict", "--format", "json", ".", cwd=tree).stdout
+        run_cli(
+            "check",
+            "--output-format",
+            "concise",
+            "--strict",
+            "--format",
+            "json",
+            ".",
+            cwd=tree,
+        ).stdout
     )
     assert len(strict) == 2
     assert [
         f["suppressed_by"][:9] for f in strict if f["filename"].endswith("layers.py")
     ] == ["narrowed:"]
-    out = run_cli("check", "--explain-suppressions", ".", cwd=tree)
+    out = run_cli(
+        "check", "--output-format", "concise", "--explain-suppressions", ".", cwd=tree
+    )
     assert "layers.py:12:73: VSL001 not reported: narrowed:" in out.stdout
     (tree / "pyproject.toml").write_text("[tool.vllm-spec-lint]\nstrict = true\n")
     assert (
-        len(json.loads(run_cli("check", "--format", "json", ".", cwd=tree).stdout)) == 2
+        len(
+            json.loads(
+                run_cli(
+                    "check",
+                    "--output-format",
+                    "concise",
+                    "--format",
+                    "json",
+                    ".",
+                    cwd=tree,
+                ).stdout
+            )
+        )
+        == 2
     )
 
 
 def test_fix_leaves_suppressed_sites_alone(tree):
     before = (tree / "layers.py").read_text()
-    run_cli("fix", "--unsafe-fixes", ".", cwd=tree)
+    run_cli("fix", "--output-format", "concise", "--unsafe-fixes", ".", cwd=tree)
     assert (tree / "layers.py").read_text() == before
     assert "SlidingWindowMLASpec)" in (tree / "twin.py").read_text()
     # Strict mode offers their fix as unsafe only, whatever the project promotes.
-    run_cli("fix", "--strict", "--extend-safe-fixes", "VSL001", ".", cwd=tree)
+    run_cli(
+        "fix",
+        "--output-format",
+        "concise",
+        "--strict",
+        "--extend-safe-fixes",
+        "VSL001",
+        ".",
+        cwd=tree,
+    )
     assert (tree / "layers.py").read_text() == before
-    run_cli("fix", "--strict", "--unsafe-fixes", ".", cwd=tree)
+    run_cli(
+        "fix", "--output-format", "concise", "--strict", "--unsafe-fixes", ".", cwd=tree
+    )
     assert (
         "(MLAAttentionSpec, SlidingWindowMLASpec)" in (tree / "layers.py").read_text()
     )

@@ -58,8 +58,8 @@ def test_no_path_is_exactly_dot(name, tmp_path):
 
 @pytest.mark.fast
 def test_no_path_checks_the_tree_and_fix_changes_it(examples):
-    out = run_cli("check", "--no-cache", cwd=examples)
-    assert out.stdout.splitlines()[-3] == "Found 5 errors."
+    out = run_cli("check", "--output-format", "concise", "--no-cache", cwd=examples)
+    assert out.stdout.splitlines()[-2] == "Found 5 errors."
     before = (examples / WORKER).read_text()
     run_cli("codemod", "nixl-mla-region", cwd=examples)
     after = (examples / WORKER).read_text()
@@ -79,14 +79,14 @@ def test_families_without_a_path_reads_the_trees_own_hierarchy(examples):
 
 @pytest.mark.fast
 def test_a_folder_without_python_files_warns_and_passes(tmp_path):
-    out = run_cli("check", cwd=tmp_path)
+    out = run_cli("check", "--output-format", "concise", cwd=tmp_path)
     assert out.returncode == 0
     assert out.stderr == "warning: No Python files found under the given path(s)\n"
 
 
 @pytest.mark.fast
 def test_a_missing_path_is_an_error_finding(examples):
-    out = run_cli("check", "nope.py", cwd=examples)
+    out = run_cli("check", "--output-format", "concise", "nope.py", cwd=examples)
     assert out.returncode == 1
     assert out.stdout.startswith(
         "nope.py:1:1: VSL900 cannot read: No such file or directory\n"
@@ -99,12 +99,42 @@ def _write(root: Path, name: str, text: str) -> None:
 
 # (id, arguments, files to write first, what stderr's one line must say)
 BAD_INPUTS = [
-    ("select-unknown", ["check", "--select", "VSL999", "."], {}, ["--select", "'VSL999'"]),
-    ("select-no-rule-prefix", ["check", "--select", "VSL01", "."], {}, ["--select", "'VSL01'"]),
-    ("select-lowercase", ["check", "--select", "vsl001", "."], {}, ["--select", "'vsl001'"]),
-    ("select-other-tool", ["check", "--select", "E501", "."], {}, ["--select", "'E501'"]),
-    ("extend-select", ["check", "--extend-select", "VSL7", "."], {}, ["--extend-select", "'VSL7'"]),
-    ("ignore-unknown", ["check", "--ignore", "VSL999", "."], {}, ["--ignore", "'VSL999'"]),
+    (
+        "select-unknown",
+        ["check", "--select", "VSL999", "."],
+        {},
+        ["--select", "'VSL999'"],
+    ),
+    (
+        "select-no-rule-prefix",
+        ["check", "--select", "VSL01", "."],
+        {},
+        ["--select", "'VSL01'"],
+    ),
+    (
+        "select-lowercase",
+        ["check", "--select", "vsl001", "."],
+        {},
+        ["--select", "'vsl001'"],
+    ),
+    (
+        "select-other-tool",
+        ["check", "--select", "E501", "."],
+        {},
+        ["--select", "'E501'"],
+    ),
+    (
+        "extend-select",
+        ["check", "--extend-select", "VSL7", "."],
+        {},
+        ["--extend-select", "'VSL7'"],
+    ),
+    (
+        "ignore-unknown",
+        ["check", "--ignore", "VSL999", "."],
+        {},
+        ["--ignore", "'VSL999'"],
+    ),
     ("fix-select", ["fix", "--select", "VSL0001", "."], {}, ["--select", "'VSL0001'"]),
     (
         "config-select",
@@ -121,7 +151,9 @@ BAD_INPUTS = [
     (
         "config-per-file-ignores",
         ["check", "."],
-        {"pyproject.toml": '[tool.vllm-spec-lint.per-file-ignores]\n"tests/*" = ["VSL999"]\n'},
+        {
+            "pyproject.toml": '[tool.vllm-spec-lint.per-file-ignores]\n"tests/*" = ["VSL999"]\n'
+        },
         ["pyproject.toml", "per-file-ignores.tests/*", "'VSL999'"],
     ),
     (
@@ -130,11 +162,18 @@ BAD_INPUTS = [
         {"setup.cfg": "[vllm-spec-lint]\nselect = VSL001, VSL999\n"},
         ["setup.cfg", "'select'", "'VSL999'"],
     ),
-    ("config-missing", ["check", "--config", "nope.toml", "."], {}, ["nope.toml: not found"]),
+    (
+        "config-missing",
+        ["check", "--config", "nope.toml", "."],
+        {},
+        ["nope.toml: not found"],
+    ),
     (
         "config-not-toml",
         ["check", "."],
-        {"pyproject.toml": "[tool.vllm-spec-lint]\nselect = [\"VSL001\"\nstrict = true\n"},
+        {
+            "pyproject.toml": '[tool.vllm-spec-lint]\nselect = ["VSL001"\nstrict = true\n'
+        },
         ["pyproject.toml:3:1: invalid TOML"],
     ),
     (
@@ -149,7 +188,12 @@ BAD_INPUTS = [
         {},
         ["vllm: is a folder"],
     ),
-    ("output-format", ["check", "--output-format", "xml", "."], {}, ["--output-format", "'xml'"]),
+    (
+        "output-format",
+        ["check", "--output-format", "xml", "."],
+        {},
+        ["--output-format", "'xml'"],
+    ),
     ("jobs", ["check", "--jobs", "many", "."], {}, ["--jobs", "'many'"]),
     ("unknown-option", ["check", "--colour", "."], {}, ["--colour"]),
     ("unknown-command", ["lint", "."], {}, ["'lint'"]),
@@ -166,9 +210,19 @@ BAD_INPUTS = [
         {},
         ["vllm/v1: no NIXL worker there"],
     ),
-    ("nixl-missing-file", ["codemod", "nixl-mla-region", "nope.py"], {}, ["nope.py: cannot read the NIXL worker"]),
+    (
+        "nixl-missing-file",
+        ["codemod", "nixl-mla-region", "nope.py"],
+        {},
+        ["nope.py: cannot read the NIXL worker"],
+    ),
     ("codemod-unknown", ["codemod", "add-everything", "."], {}, ["'add-everything'"]),
-    ("families-config-missing", ["families", "--config", "nope.toml"], {}, ["nope.toml: not found"]),
+    (
+        "families-config-missing",
+        ["families", "--config", "nope.toml"],
+        {},
+        ["nope.toml: not found"],
+    ),
     (
         "vllm-source-missing",
         ["check", "--vllm-source", "no-such-checkout", "."],
@@ -197,16 +251,38 @@ def test_bad_input_is_one_line_and_exit_2(args, files, culprits, examples):
 
 
 @pytest.mark.fast
-@pytest.mark.parametrize("selector", ["VSL", "VSL0", "VSL00", "VSL001", "VSL9", "VSL900"])
+@pytest.mark.parametrize(
+    "selector", ["VSL", "VSL0", "VSL00", "VSL001", "VSL9", "VSL900"]
+)
 def test_real_selectors_are_accepted(selector, examples):
-    out = run_cli("check", "--no-cache", "--select", selector, "-q", ".", cwd=examples)
+    out = run_cli(
+        "check",
+        "--output-format",
+        "concise",
+        "--no-cache",
+        "--select",
+        selector,
+        "-q",
+        ".",
+        cwd=examples,
+    )
     assert out.returncode in (0, 1), out.stderr
     assert "error" not in out.stderr
 
 
 @pytest.mark.fast
 def test_select_narrows_and_does_not_turn_the_linter_off(examples):
-    out = run_cli("check", "--no-cache", "--select", "VSL00", "-q", ".", cwd=examples)
+    out = run_cli(
+        "check",
+        "--output-format",
+        "concise",
+        "--no-cache",
+        "--select",
+        "VSL00",
+        "-q",
+        ".",
+        cwd=examples,
+    )
     assert out.returncode == 1
     assert [line.split()[1] for line in out.stdout.splitlines()] == [
         "VSL001",
@@ -229,6 +305,8 @@ def test_bare_command_prints_the_help_and_exits_2():
 def test_output_file_creates_missing_folders(examples):
     out = run_cli(
         "check",
+        "--output-format",
+        "concise",
         "--no-cache",
         "--output-format",
         "json",
@@ -259,7 +337,10 @@ def test_nixl_codemod_takes_any_folder_on_the_way_to_the_worker(where, examples)
     out = run_cli("codemod", "nixl-mla-region", where, cwd=examples)
     assert out.returncode == 0, out.stderr
     text = (examples / WORKER).read_text()
-    assert "isinstance(\n                layer_spec, (MLAAttentionSpec, SlidingWindowMLASpec)\n" in text
+    assert (
+        "isinstance(\n                layer_spec, (MLAAttentionSpec, SlidingWindowMLASpec)\n"
+        in text
+    )
 
 
 @pytest.mark.fast
@@ -287,7 +368,16 @@ UNDECODABLE = b"from vllm.v1.kv_cache_interface import MLAAttentionSpec\nx = '\x
 def test_vsl900_is_reported_whatever_the_selection(selection, tmp_path):
     (tmp_path / "syntax.py").write_text(UNPARSABLE)
     (tmp_path / "bytes.py").write_bytes(UNDECODABLE)
-    out = run_cli("check", "--no-cache", "-q", *selection, ".", cwd=tmp_path)
+    out = run_cli(
+        "check",
+        "--output-format",
+        "concise",
+        "--no-cache",
+        "-q",
+        *selection,
+        ".",
+        cwd=tmp_path,
+    )
     assert out.returncode == 1
     assert out.stdout.splitlines() == [
         "bytes.py:1:1: VSL900 cannot decode: 'utf-8' codec can't decode byte 0xff "
@@ -299,7 +389,16 @@ def test_vsl900_is_reported_whatever_the_selection(selection, tmp_path):
 @pytest.mark.fast
 def test_ignoring_vsl900_by_name_says_it_has_no_effect(tmp_path):
     (tmp_path / "syntax.py").write_text(UNPARSABLE)
-    out = run_cli("check", "--no-cache", "--ignore", "VSL900", ".", cwd=tmp_path)
+    out = run_cli(
+        "check",
+        "--output-format",
+        "concise",
+        "--no-cache",
+        "--ignore",
+        "VSL900",
+        ".",
+        cwd=tmp_path,
+    )
     assert out.returncode == 1
     assert out.stderr == (
         "warning: VSL900 (files that cannot be read or parsed) is always "
@@ -313,7 +412,9 @@ def test_per_file_ignores_cannot_hide_a_syntax_error(tmp_path):
     (tmp_path / "pyproject.toml").write_text(
         '[tool.vllm-spec-lint.per-file-ignores]\n"syntax.py" = ["VSL"]\n'
     )
-    out = run_cli("check", "--no-cache", "-q", ".", cwd=tmp_path)
+    out = run_cli(
+        "check", "--output-format", "concise", "--no-cache", "-q", ".", cwd=tmp_path
+    )
     assert out.stdout == "syntax.py:2:5: VSL900 cannot parse: '(' was never closed\n"
 
 
@@ -345,11 +446,15 @@ def _pairs(out) -> list[tuple[str, str]]:
     ]
 
 
-@pytest.mark.parametrize("spelling", ["", ".", "./", "ABSOLUTE", "vllm/..", "vllm/v1/../.."])
+@pytest.mark.parametrize(
+    "spelling", ["", ".", "./", "ABSOLUTE", "vllm/..", "vllm/v1/../.."]
+)
 def test_families_discover_gives_one_row_per_pair(spelling, family_tree):
     path = str(family_tree) if spelling == "ABSOLUTE" else spelling
     extra = [path] if path else []
-    out = run_cli("families", "--discover", "--output-format", "json", *extra, cwd=family_tree)
+    out = run_cli(
+        "families", "--discover", "--output-format", "json", *extra, cwd=family_tree
+    )
     assert out.returncode == 0, out.stderr
     assert sorted(_pairs(out)) == sorted(TWINS)
     text = run_cli("families", "--discover", *extra, cwd=family_tree).stdout
@@ -361,7 +466,14 @@ def test_families_never_pairs_a_class_with_itself(family_tree):
     """Run from a folder above, where the module has no package name: its
     classes are read once, never paired with themselves under a second
     module name."""
-    out = run_cli("families", "--discover", "--output-format", "json", "tree", cwd=family_tree.parent)
+    out = run_cli(
+        "families",
+        "--discover",
+        "--output-format",
+        "json",
+        "tree",
+        cwd=family_tree.parent,
+    )
     assert out.returncode == 0, out.stderr
     assert sorted(_pairs(out)) == sorted(TWINS)
 
@@ -374,7 +486,11 @@ def test_families_lists_only_the_spec_hierarchy(examples):
         + "\n\nclass KVCacheConfig:\n    pass\n\n\nclass KVQuantMode(Enum):\n    pass\n"
     )
     out = run_cli("families", cwd=examples)
-    listed = [line.split(" <- ")[0].strip() for line in out.stdout.splitlines() if " <- " in line]
+    listed = [
+        line.split(" <- ")[0].strip()
+        for line in out.stdout.splitlines()
+        if " <- " in line
+    ]
     assert "KVCacheConfig" not in listed and "KVQuantMode" not in listed
     assert "KVCacheSpec" in listed and "SlidingWindowMLASpec" in listed
 
@@ -390,6 +506,8 @@ def test_formatters_are_found_beside_the_interpreter_without_path(examples, tmp_
         shutil.copytree(EXAMPLES, copy)
         out = run_cli(
             "fix",
+            "--output-format",
+            "concise",
             "--no-cache",
             "--fix-formatter",
             formatter,

@@ -25,11 +25,15 @@ def tree(tmp_path):
 
 
 def test_github_annotations(tree):
-    out = run_cli("check", "--format", "github", ".", cwd=tree)
+    out = run_cli(
+        "check", "--output-format", "concise", "--format", "github", ".", cwd=tree
+    )
     assert out.returncode == 1
     assert (
         "::error file=vllm/v1/core/layout.py,line=21,col=22,endLine=21,endColumn=38,"
-        "title=VSL002::VSL002 exact type comparison with MLAAttentionSpec leaves out "
+        "title=VSL002 exact-type-leaves-out-companion (https%3A//github.com/"
+        "vllm-project/vllm-spec-lint/blob/main/docs/rules/VSL002.md)::VSL002 exact "
+        "type comparison with MLAAttentionSpec leaves out "
         "SlidingWindowMLASpec"
     ) in out.stdout.splitlines()
     assert len(out.stdout.splitlines()) == 5
@@ -42,7 +46,9 @@ def test_github_escapes_crafted_file_names_and_messages():
     [line] = format_github([finding]).splitlines()
     assert line == (
         "::error file=a%2Cb%3Ac%25%0A%3A%3Awarning%3A%3Ad.py,line=1,col=2,endLine=1,"
-        "endColumn=3,title=VSL001::VSL001 50%25 off%0D%0A::error::x"
+        "endColumn=3,title=VSL001 isinstance-leaves-out-companion (https%3A//github.com/"
+        "vllm-project/vllm-spec-lint/blob/main/docs/rules/VSL001.md)::VSL001 50%25 "
+        "off%0D%0A::error::x"
     )
 
 
@@ -59,7 +65,9 @@ def test_sarif_is_valid_and_complete(tree, sarif_schema):
     (tree / "odd name ü.py").write_text(
         "from vllm.v1.kv_cache_interface import MLAAttentionSpec\nok = isinstance(s, MLAAttentionSpec)\n"
     )
-    out = run_cli("check", "--format", "sarif", ".", cwd=tree)
+    out = run_cli(
+        "check", "--output-format", "concise", "--format", "sarif", ".", cwd=tree
+    )
     assert out.returncode == 1
     log = json.loads(out.stdout)
     jsonschema.validate(log, sarif_schema, cls=jsonschema.Draft4Validator)
@@ -90,15 +98,39 @@ def test_sarif_is_valid_and_complete(tree, sarif_schema):
 
 
 def test_statistics_and_output_file(tree):
-    out = run_cli("check", "--statistics", "--output-file", "report.txt", ".", cwd=tree)
+    out = run_cli(
+        "check",
+        "--output-format",
+        "concise",
+        "--statistics",
+        "--output-file",
+        "report.txt",
+        ".",
+        cwd=tree,
+    )
     assert out.returncode == 1 and out.stdout == ""
-    assert (
-        tree / "report.txt"
-    ).read_text() == "    2\tVSL001\n    1\tVSL002\n    1\tVSL003\n    1\tVSL004\n"
+    assert (tree / "report.txt").read_text() == (
+        "2\tVSL001\t[ ] isinstance-leaves-out-companion\n"
+        "1\tVSL002\t[ ] exact-type-leaves-out-companion\n"
+        "1\tVSL003\t[ ] match-class-leaves-out-companion\n"
+        "1\tVSL004\t[ ] constant-leaves-out-companion\n"
+        "Found 5 errors.\n"
+        "5 unsafe fixes available with `--fix --unsafe-fixes`.\n"
+    )
 
 
 def test_json_output_file(tree):
-    run_cli("check", "--format", "json", "--output-file", "out.json", ".", cwd=tree)
+    run_cli(
+        "check",
+        "--output-format",
+        "concise",
+        "--format",
+        "json",
+        "--output-file",
+        "out.json",
+        ".",
+        cwd=tree,
+    )
     assert len(json.loads((tree / "out.json").read_text())) == 5
 
 
@@ -106,24 +138,58 @@ def test_json_output_file(tree):
 
 
 def test_baseline_reports_only_new_findings_and_survives_line_shifts(tree):
-    out = run_cli("check", "--write-baseline", "baseline.json", ".", cwd=tree)
+    out = run_cli(
+        "check",
+        "--output-format",
+        "concise",
+        "--write-baseline",
+        "baseline.json",
+        ".",
+        cwd=tree,
+    )
     assert out.returncode == 0 and "Wrote 5 entries" in out.stderr
     assert (
-        run_cli("check", "--baseline", "baseline.json", ".", cwd=tree).returncode == 0
+        run_cli(
+            "check",
+            "--output-format",
+            "concise",
+            "--baseline",
+            "baseline.json",
+            ".",
+            cwd=tree,
+        ).returncode
+        == 0
     )
     layout = tree / "vllm/v1/core/layout.py"
     text = layout.read_text()
     # Lines move; the known findings stay known.
     layout.write_text('"""Moved down."""\n\n\n' + text)
     assert (
-        run_cli("check", "--baseline", "baseline.json", ".", cwd=tree).returncode == 0
+        run_cli(
+            "check",
+            "--output-format",
+            "concise",
+            "--baseline",
+            "baseline.json",
+            ".",
+            cwd=tree,
+        ).returncode
+        == 0
     )
     # A new occurrence of a known line is new.
     layout.write_text(
         text
         + "\n\ndef again(spec):\n    return isinstance(spec, _LATENT_SPECS) or isinstance(spec, (kci.FullAttentionSpec, kci.MLAAttentionSpec))\n"
     )
-    out = run_cli("check", "--baseline", "baseline.json", ".", cwd=tree)
+    out = run_cli(
+        "check",
+        "--output-format",
+        "concise",
+        "--baseline",
+        "baseline.json",
+        ".",
+        cwd=tree,
+    )
     assert out.returncode == 1
     [new] = out.stdout.splitlines()[:-2]
     row = int(new.split(":")[1])
@@ -135,9 +201,33 @@ def test_baseline_reports_only_new_findings_and_survives_line_shifts(tree):
 
 
 def test_baseline_stale_entries(tree):
-    run_cli("check", "--write-baseline", "baseline.json", ".", cwd=tree)
-    run_cli("fix", "--unsafe-fixes", "vllm/distributed", cwd=tree)
-    out = run_cli("check", "--baseline", "baseline.json", "--show-stale", ".", cwd=tree)
+    run_cli(
+        "check",
+        "--output-format",
+        "concise",
+        "--write-baseline",
+        "baseline.json",
+        ".",
+        cwd=tree,
+    )
+    run_cli(
+        "fix",
+        "--output-format",
+        "concise",
+        "--unsafe-fixes",
+        "vllm/distributed",
+        cwd=tree,
+    )
+    out = run_cli(
+        "check",
+        "--output-format",
+        "concise",
+        "--baseline",
+        "baseline.json",
+        "--show-stale",
+        ".",
+        cwd=tree,
+    )
     assert out.returncode == 0
     [stale] = [line for line in out.stderr.splitlines() if line.startswith("stale:")]
     assert (
@@ -148,7 +238,15 @@ def test_baseline_stale_entries(tree):
 
 def test_bad_baseline_is_a_clear_error(tree):
     (tree / "baseline.json").write_text("[1, 2]")
-    out = run_cli("check", "--baseline", "baseline.json", ".", cwd=tree)
+    out = run_cli(
+        "check",
+        "--output-format",
+        "concise",
+        "--baseline",
+        "baseline.json",
+        ".",
+        cwd=tree,
+    )
     assert (
         out.returncode == 2
         and "baseline.json: not a vllm-spec-lint baseline" in out.stderr
@@ -192,10 +290,10 @@ def test_readme_rule_table_is_generated_from_the_rules():
 
 
 def test_readme_quotes_the_benchmark_tables():
-    """The README's performance figures are BENCHMARKS.md's, not older ones."""
+    """The performance page's figures are BENCHMARKS.md's, not older ones."""
     benchmarks = (REPO / "BENCHMARKS.md").read_text()
     tables = re.findall(r"(?:^\|.*\|\n)+", benchmarks, re.M)
     assert len(tables) == 3
-    readme = (REPO / "README.md").read_text()
+    readme = (REPO / "docs" / "performance.md").read_text()
     for table in tables[:2]:  # commands and targets
         assert table in readme

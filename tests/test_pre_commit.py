@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 
@@ -44,7 +45,7 @@ def try_repo(hook: str, repo, home) -> subprocess.CompletedProcess:
 def test_check_hook_fails_on_a_finding(user_repo, pre_commit_home):
     out = try_repo("vllm-spec-lint", user_repo, pre_commit_home)
     assert out.returncode == 1, out.stdout + out.stderr
-    assert "pkg/worker.py:3:40: VSL001" in out.stdout
+    assert " --> pkg/worker.py:3:40" in out.stdout
     # The check hook changes nothing.
     assert (user_repo / "pkg" / "worker.py").read_text() == BAD
     fixed = BAD.replace(
@@ -122,3 +123,35 @@ def test_fix_hook_lays_out_fixes_in_its_own_environment(user_repo, pre_commit_ho
     assert out.returncode == 1, out.stdout + out.stderr
     assert "is not installed" not in out.stdout + out.stderr
     assert (user_repo / "pkg" / "worker.py").read_text() == LONG_FIXED
+
+
+def _readme_snippet() -> str:
+    readme = (REPO / "README.md").read_text()
+    blocks = re.findall(r"```yaml\n(.*?)```", readme, re.S)
+    [snippet] = [b for b in blocks if b.startswith("repos:")]
+    return snippet
+
+
+def test_the_readmes_snippet_works_as_written(user_repo, pre_commit_home, tmp_path):
+    """The README's snippet with only `repo:` and `rev:` pointed at a clone of
+    this repository and its commit; everything else as a user copies it."""
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(REPO), str(clone)], check=True)
+    commit = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=clone, capture_output=True, text=True,
+        check=True,
+    ).stdout.strip()  # fmt: skip
+    snippet = _readme_snippet()
+    config = re.sub(r"(?m)^(\s*- repo: ).*$", rf"\g<1>{clone}", snippet)
+    config = re.sub(r"(?m)^(\s*rev: )\S+", rf"\g<1>{commit}", config)
+    assert config.count(str(clone)) == 1 and config.count(commit) == 1
+    (user_repo / ".pre-commit-config.yaml").write_text(config)
+    subprocess.run(["git", "add", "."], cwd=user_repo, check=True)
+    env = dict(os.environ, PRE_COMMIT_HOME=str(pre_commit_home))
+    out = subprocess.run(
+        [sys.executable, "-m", "pre_commit", "run", "--all-files"],
+        cwd=user_repo, capture_output=True, text=True, env=env, timeout=900,
+    )  # fmt: skip
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "pkg/worker.py:3:40" in out.stdout or "pkg/worker.py:3:40" in out.stderr
+    assert (user_repo / "pkg" / "worker.py").read_text() == BAD

@@ -33,7 +33,15 @@ def tree(tmp_path):
 
 def _check(tree, *paths, extra=()):
     out = run_cli(
-        "check", "--no-cache", "--format", "json", *extra, *(paths or (".",)), cwd=tree
+        "check",
+        "--output-format",
+        "concise",
+        "--no-cache",
+        "--format",
+        "json",
+        *extra,
+        *(paths or (".",)),
+        cwd=tree,
     )
     assert out.returncode in (0, 1), out.stderr
     return json.loads(out.stdout)
@@ -178,10 +186,28 @@ def test_odd_file_names_in_every_format(tree, name):
     (tree / name).write_text(BAD)
     findings = _check(tree)
     assert name in {Path(f["filename"]).name for f in findings}
-    github = run_cli("check", "--no-cache", "--format", "github", ".", cwd=tree).stdout
+    github = run_cli(
+        "check",
+        "--output-format",
+        "concise",
+        "--no-cache",
+        "--format",
+        "github",
+        ".",
+        cwd=tree,
+    ).stdout
     assert len(github.splitlines()) == 2  # one line per finding, whatever the name
     sarif = json.loads(
-        run_cli("check", "--no-cache", "--format", "sarif", ".", cwd=tree).stdout
+        run_cli(
+            "check",
+            "--output-format",
+            "concise",
+            "--no-cache",
+            "--format",
+            "sarif",
+            ".",
+            cwd=tree,
+        ).stdout
     )
     assert len(sarif["runs"][0]["results"]) == 2
 
@@ -199,7 +225,15 @@ def _fix_tree(tmp_path: Path, files: int) -> tuple[Path, bytes, bytes]:
     reference.mkdir()
     (reference / "layout.py").write_bytes(source)
     assert (
-        run_cli("fix", "--unsafe-fixes", "--no-cache", ".", cwd=reference).returncode
+        run_cli(
+            "fix",
+            "--output-format",
+            "concise",
+            "--unsafe-fixes",
+            "--no-cache",
+            ".",
+            cwd=reference,
+        ).returncode
         == 0
     )  # every fix made, VSL002's too
     return folder, source, (reference / "layout.py").read_bytes()
@@ -271,7 +305,15 @@ def test_fix_killed_while_writing(tmp_path, phase, name):
     if phase == "temp-written":
         assert any(n.startswith(f".{name}.") for n in left)
     # A later run finishes the job.
-    run_cli("fix", "--unsafe-fixes", "--no-cache", ".", cwd=folder)
+    run_cli(
+        "fix",
+        "--output-format",
+        "concise",
+        "--unsafe-fixes",
+        "--no-cache",
+        ".",
+        cwd=folder,
+    )
     assert {p.read_bytes() for p in folder.glob("layout_*.py")} == {fixed}
 
 
@@ -339,5 +381,5 @@ def test_configuration_is_data_only(tmp_path):
         "[vllm-spec-lint]\nexclude = %(here)s/x\n    __import__('os')\n"
     )
     (tmp_path / "good.py").write_text(BAD)
-    out = run_cli("check", ".", cwd=tmp_path)
+    out = run_cli("check", "--output-format", "concise", ".", cwd=tmp_path)
     assert out.returncode == 1 and "good.py:3:40: VSL001" in out.stdout

@@ -32,7 +32,9 @@ def test_prefilter_lets_every_sneaky_finding_through(name, tmp_path):
     source = SNEAKY[name].encode()
     assert might_have_findings(source, Config())
     (tmp_path / "x.py").write_bytes(source)
-    out = run_cli("check", "--no-cache", ".", cwd=tmp_path)
+    out = run_cli(
+        "check", "--output-format", "concise", "--no-cache", ".", cwd=tmp_path
+    )
     assert "VSL001" in out.stdout
 
 
@@ -42,7 +44,10 @@ def test_prefilter_on_a_latin1_file(tmp_path):
     assert might_have_findings(data, Config())
     (tmp_path / "l1.py").write_bytes(data)
     assert (
-        "l1.py:4:20: VSL001" in run_cli("check", "--no-cache", ".", cwd=tmp_path).stdout
+        "l1.py:4:20: VSL001"
+        in run_cli(
+            "check", "--output-format", "concise", "--no-cache", ".", cwd=tmp_path
+        ).stdout
     )
 
 
@@ -233,7 +238,17 @@ def tree(tmp_path):
 
 
 def _json(tree, *args):
-    out = run_cli("check", "--strict", "--format", "json", *args, ".", cwd=tree)
+    out = run_cli(
+        "check",
+        "--output-format",
+        "concise",
+        "--strict",
+        "--format",
+        "json",
+        *args,
+        ".",
+        cwd=tree,
+    )
     assert out.returncode == 1, out.stderr
     return json.loads(out.stdout)
 
@@ -276,7 +291,7 @@ def test_identical_files_at_two_paths_keep_their_own_ignores_when_warm(tmp_path)
         "leaves out SlidingWindowMLASpec\n"
     )
     for run in ("cold", "warm", "warm again"):
-        out = run_cli("check", "-q", ".", cwd=tmp_path)
+        out = run_cli("check", "--output-format", "concise", "-q", ".", cwd=tmp_path)
         assert (out.returncode, out.stdout) == (1, expected), run
 
 
@@ -298,9 +313,9 @@ def test_cold_and_warm_runs_print_the_same_bytes(tmp_path, args):
     (tmp_path / "b").mkdir()
     (tmp_path / "b" / "w.py").write_text(BAD)
     (tmp_path / "clean.py").write_text("x = 1\n")
-    cold = run_cli("check", *args, cwd=tmp_path)
+    cold = run_cli("check", "--output-format", "concise", *args, cwd=tmp_path)
     assert (tmp_path / ".vllm_spec_lint_cache").is_dir()
-    warm = run_cli("check", *args, cwd=tmp_path)
+    warm = run_cli("check", "--output-format", "concise", *args, cwd=tmp_path)
     assert cold.returncode == warm.returncode == 1
     assert warm.stdout == cold.stdout
     assert warm.stderr == cold.stderr == ""
@@ -310,7 +325,7 @@ def test_paths_are_printed_as_ruff_prints_them(tmp_path):
     (tmp_path / "b").mkdir()
     (tmp_path / "b" / "w.py").write_text(BAD)
     for args in ((".",), ("./b",), ("b/",)):
-        out = run_cli("check", "-q", *args, cwd=tmp_path)
+        out = run_cli("check", "--output-format", "concise", "-q", *args, cwd=tmp_path)
         assert out.stdout.startswith("b/w.py:2:40: VSL001"), args
 
 

@@ -251,10 +251,20 @@ def test_families_discover_json(tree):
 
 
 def test_check_reports_the_discovered_twin_only_when_asked(tree):
-    plain = run_cli("check", "--no-cache", "--output-format", "concise", str(tree))
+    plain = run_cli(
+        "check",
+        "--output-format",
+        "concise",
+        "--no-cache",
+        "--output-format",
+        "concise",
+        str(tree),
+    )
     assert plain.returncode == 0, plain.stdout + plain.stderr
     asked = run_cli(
         "check",
+        "--output-format",
+        "concise",
         "--no-cache",
         "--discover-families",
         "--output-format",
@@ -270,8 +280,7 @@ def test_check_reports_the_discovered_twin_only_when_asked(tree):
     # The fix of a guess is unsafe: not offered as [*], even where the
     # project promotes VSL001's fixes.
     assert "1 unsafe fix available with `--fix --unsafe-fixes`." in asked.stdout
-    promoted = run_cli(
-        "check", "--no-cache", "--discover-families", "--extend-safe-fixes",
+    promoted = run_cli("check", "--output-format", "concise", "--no-cache", "--discover-families", "--extend-safe-fixes",
         "VSL001", "--output-format", "concise", str(tree),
     )  # fmt: skip
     assert "[*]" not in promoted.stdout
@@ -282,7 +291,15 @@ def test_the_setting_turns_discovery_on(tree):
     (tree / "pyproject.toml").write_text(
         "[tool.vllm-spec-lint]\ndiscover-families = true\n"
     )
-    result = run_cli("check", "--no-cache", "--output-format", "json", str(tree))
+    result = run_cli(
+        "check",
+        "--output-format",
+        "concise",
+        "--no-cache",
+        "--output-format",
+        "json",
+        str(tree),
+    )
     assert [f["message"][-60:] for f in json.loads(result.stdout)] == [
         f"(discovered twin: same fields {SHARED_FIELDS})"[-60:]
     ]
@@ -290,14 +307,19 @@ def test_the_setting_turns_discovery_on(tree):
 
 def test_fix_adds_the_twin_only_with_unsafe_fixes(tree):
     connector = tree / "vllm" / "distributed" / "connector.py"
-    safe = run_cli(
-        "fix", "--no-cache", "--discover-families", "--extend-safe-fixes", "VSL001",
+    safe = run_cli("fix", "--output-format", "concise", "--no-cache", "--discover-families", "--extend-safe-fixes", "VSL001",
         str(tree),
     )  # fmt: skip
     assert safe.returncode == 1
     assert connector.read_text() == CONNECTOR_PY
     unsafe = run_cli(
-        "fix", "--no-cache", "--discover-families", "--unsafe-fixes", str(tree)
+        "fix",
+        "--output-format",
+        "concise",
+        "--no-cache",
+        "--discover-families",
+        "--unsafe-fixes",
+        str(tree),
     )
     assert unsafe.returncode == 0, unsafe.stdout + unsafe.stderr
     assert connector.read_text() == textwrap.dedent(
@@ -389,9 +411,19 @@ def test_every_release_proposes_the_pr_45831_pair_first(version):
 
 def test_discovery_adds_no_finding_on_vllm_0_33():
     tree = fetch_vllm("0.33.0")
-    plain = run_cli("check", "--no-cache", "--output-format", "json", str(tree))
+    plain = run_cli(
+        "check",
+        "--output-format",
+        "concise",
+        "--no-cache",
+        "--output-format",
+        "json",
+        str(tree),
+    )
     discovering = run_cli(
         "check",
+        "--output-format",
+        "concise",
         "--no-cache",
         "--discover-families",
         "--output-format",

@@ -62,7 +62,17 @@ NEEDS_COMPANION_0_33_0 = [
 
 
 def _check_json(tree, *args):
-    out = run_cli("check", "--no-cache", "--format", "json", *args, ".", cwd=tree)
+    out = run_cli(
+        "check",
+        "--output-format",
+        "concise",
+        "--no-cache",
+        "--format",
+        "json",
+        *args,
+        ".",
+        cwd=tree,
+    )
     assert out.returncode in (0, 1), out.stderr
     return json.loads(out.stdout)
 
@@ -197,8 +207,7 @@ def test_the_registry_registering_both_is_not_reported(vllm_0_33_0):
     """vLLM 0.33.0 registers MLAAttentionSpec and SlidingWindowMLASpec with
     KVCacheSpecRegistry: VSL006 has nothing to say, in either mode."""
     for mode in ([], ["--strict"]):
-        out = run_cli(
-            "check", "--no-cache", "--exit-zero", *mode, "--select", "VSL005,VSL006",
+        out = run_cli("check", "--output-format", "concise", "--no-cache", "--exit-zero", *mode, "--select", "VSL005,VSL006",
             "--output-format", "json", REGISTRY, cwd=vllm_0_33_0,
         )  # fmt: skip
         assert json.loads(out.stdout) == []
@@ -211,8 +220,7 @@ def test_the_registry_without_the_companion_is_reported_and_fixed(
     assert SWMLA_REGISTRATION in source
     copy = tmp_path / "single_type_kv_cache_manager.py"
     copy.write_text(source.replace(SWMLA_REGISTRATION, ""))
-    out = run_cli(
-        "check", "--no-cache", "--select", "VSL006", "--output-format", "json",
+    out = run_cli("check", "--output-format", "concise", "--no-cache", "--select", "VSL006", "--output-format", "json",
         copy.name, cwd=tmp_path,
     )  # fmt: skip
     found = [(f["location"]["row"], f["message"]) for f in json.loads(out.stdout)]
@@ -223,8 +231,7 @@ def test_the_registry_without_the_companion_is_reported_and_fixed(
             "and leaves out SlidingWindowMLASpec",
         )
     ]
-    run_cli(
-        "fix", "--no-cache", "--unsafe-fixes", "--select", "VSL006", copy.name,
+    run_cli("fix", "--output-format", "concise", "--no-cache", "--unsafe-fixes", "--select", "VSL006", copy.name,
         cwd=tmp_path,
     )  # fmt: skip
     fixed = copy.read_text()

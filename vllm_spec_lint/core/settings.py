@@ -9,12 +9,31 @@ from pathlib import Path
 
 from vllm_spec_lint.model.hierarchy import DEFAULT_FAMILIES, Family
 
-# Every code a finding can carry, in order: the rules' (rules/__init__.py
-# holds the classes; a test keeps the two lists equal) and VSL900. Written
-# out here so that checking a selector imports no rule, hence no libcst.
-RULE_CODES = ("VSL001", "VSL002", "VSL003", "VSL004", "VSL005", "VSL006")
+# Every code a finding can carry, with its name, in order: the rules'
+# (rules/__init__.py holds the classes; a test keeps the two equal) and
+# VSL900. Written out here so that checking a selector or naming a finding
+# imports no rule, hence no libcst.
 PARSE_ERROR_CODE = "VSL900"
-KNOWN_CODES = (*RULE_CODES, PARSE_ERROR_CODE)
+RULE_NAMES = {
+    "VSL001": "isinstance-leaves-out-companion",
+    "VSL002": "exact-type-leaves-out-companion",
+    "VSL003": "match-class-leaves-out-companion",
+    "VSL004": "constant-leaves-out-companion",
+    "VSL005": "class-name-leaves-out-companion",
+    "VSL006": "dispatch-leaves-out-companion",
+    PARSE_ERROR_CODE: "unreadable-file",
+}
+KNOWN_CODES = tuple(RULE_NAMES)
+# The rule's page, as ruff's findings carry theirs.
+RULE_PAGE = (
+    "https://github.com/vllm-project/vllm-spec-lint/blob/main/docs/rules/{code}.md"
+)
+
+
+def rule_url(code: str) -> str | None:
+    return RULE_PAGE.format(code=code) if code in RULE_NAMES else None
+
+
 _SELECTOR_RE = re.compile(r"VSL\d{0,3}")
 
 

@@ -33,8 +33,24 @@ class UsageError(Exception):
     """A command line that cannot be run as given (exit 2, one line)."""
 
 
+class _HelpFormatter(argparse.HelpFormatter):
+    """Every option's default in its help, as ruff shows them."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        default = action.default
+        shown = default not in (None, False, True, [], (), argparse.SUPPRESS)
+        if shown and "[default:" not in text and not action.option_strings == []:
+            text += " [default: %(default)s]"
+        return text
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse with errors in one line, as every other error here."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("formatter_class", _HelpFormatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str):
         raise UsageError(f"{message} (see '{self.prog} --help')")
@@ -56,12 +72,38 @@ def _patterns(value: str) -> tuple[str, ...]:
 # pragma: no mutate start
 def _add_selection_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "paths", nargs="*", type=Path, default=[], help="files or folders; - is stdin"
+        "paths",
+        nargs="*",
+        type=Path,
+        default=[],
+        help="files or folders to check; - is stdin [default: .]",
     )
-    parser.add_argument("--config", type=Path, help="settings file to use")
-    parser.add_argument("--select", type=_codes, help="codes to report (e.g. VSL001)")
-    parser.add_argument("--extend-select", type=_codes, default=())
-    parser.add_argument("--ignore", type=_codes, default=())
+    parser.add_argument(
+        "--config",
+        type=Path,
+        help="settings file to use [default: the closest pyproject.toml, "
+        "setup.cfg or tox.ini with a vllm-spec-lint section]",
+    )
+    parser.add_argument(
+        "--select",
+        type=_codes,
+        metavar="CODES",
+        help="rule codes or prefixes to report, comma-separated [default: VSL]",
+    )
+    parser.add_argument(
+        "--extend-select",
+        type=_codes,
+        default=(),
+        metavar="CODES",
+        help="codes to report besides the selected ones",
+    )
+    parser.add_argument(
+        "--ignore",
+        type=_codes,
+        default=(),
+        metavar="CODES",
+        help="codes not to report (VSL900 is always reported)",
+    )
     parser.add_argument(
         "--exclude",
         type=_patterns,
@@ -77,7 +119,11 @@ def _add_selection_options(parser: argparse.ArgumentParser) -> None:
         metavar="PATTERNS",
         help="patterns to leave out, besides the configured ones",
     )
-    parser.add_argument("--line-length", type=int)
+    parser.add_argument(
+        "--line-length",
+        type=int,
+        help="the line length fixes are laid out for [default: 88]",
+    )
     parser.add_argument(
         "--no-respect-gitignore",
         action="store_true",
@@ -137,9 +183,9 @@ def _add_selection_options(parser: argparse.ArgumentParser) -> None:
         "--output-format",
         "--format",  # our earlier name, kept as an alias
         dest="output_format",
-        choices=("text", "concise", "json", "github", "sarif"),
-        default="text",
-        help="report format (--format is an alias)",
+        choices=("full", "concise", "json", "github", "sarif", "text"),
+        default="full",
+        help="report format (--format is an alias; text is full's old name)",
     )
     loudness = parser.add_mutually_exclusive_group()
     loudness.add_argument(
@@ -170,7 +216,12 @@ def _add_fix_options(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="also apply unsafe fixes",
     )
-    parser.add_argument("--no-unsafe-fixes", dest="unsafe_fixes", action="store_false")
+    parser.add_argument(
+        "--no-unsafe-fixes",
+        dest="unsafe_fixes",
+        action="store_false",
+        help="apply safe fixes only (the default; overrides --unsafe-fixes)",
+    )
     parser.add_argument(
         "--extend-safe-fixes",
         type=_codes,
@@ -243,22 +294,53 @@ def build_parser() -> argparse.ArgumentParser:
     _add_fix_options(fix)
 
     codemod = commands.add_parser("codemod", help="run a codemod over a tree")
-    codemod.add_argument("name", choices=("add-sliding-window-mla", "nixl-mla-region"))
-    codemod.add_argument("paths", nargs="*", type=Path, default=[])
-    codemod.add_argument("--config", type=Path)
+    codemod.add_argument(
+        "name",
+        choices=("add-sliding-window-mla", "nixl-mla-region"),
+        help="add-sliding-window-mla: every fix over the tree (behaviour-changing "
+        "ones too; review the diff); nixl-mla-region: vLLM PR #45831's fix of "
+        "the NIXL worker",
+    )
+    codemod.add_argument(
+        "paths",
+        nargs="*",
+        type=Path,
+        default=[],
+        help="files or folders (for nixl-mla-region: a checkout, any folder on "
+        "the way to the worker, or the worker) [default: .]",
+    )
+    codemod.add_argument("--config", type=Path, help="settings file to use")
     codemod.add_argument(
         "--diff", action="store_true", help="print a diff; write nothing"
     )
 
     rules = commands.add_parser("rules", help="list the rules")
-    rules.add_argument("--format", choices=("text", "markdown"), default="text")
+    rules.add_argument(
+        "--output-format",
+        "--format",
+        dest="output_format",
+        choices=("text", "markdown"),
+        default="text",
+        help="list format (--format is an alias)",
+    )
     explain = commands.add_parser("explain", help="a rule's documentation")
-    explain.add_argument("code")
+    explain.add_argument("code", help="a rule's code (VSL001) or name")
 
     families = commands.add_parser("families", help="print the families and hierarchy")
-    families.add_argument("paths", nargs="*", type=Path, default=[])
-    families.add_argument("--config", type=Path)
-    families.add_argument("--vllm-source", type=Path, metavar="PATH")
+    families.add_argument(
+        "paths",
+        nargs="*",
+        type=Path,
+        default=[],
+        help="the tree whose hierarchy is read [default: .]",
+    )
+    families.add_argument("--config", type=Path, help="settings file to use")
+    families.add_argument(
+        "--vllm-source",
+        type=Path,
+        metavar="PATH",
+        help="read vLLM's spec classes from this checkout or site-packages folder",
+    )
     families.add_argument(
         "--discover",
         action="store_true",
@@ -273,8 +355,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--output-format",
         "--format",
         dest="output_format",
-        choices=("text", "json"),
+        choices=("text", "json", "mermaid", "dot"),
         default="text",
+        help="text, json, or the hierarchy as a mermaid or graphviz dot graph",
     )
     return parser
 
@@ -445,18 +528,38 @@ def _run(
 
 
 # pragma: no mutate start
-def _format_findings(args: argparse.Namespace, findings, *, unsafe: bool) -> str:
+def _format_findings(
+    args: argparse.Namespace, findings, *, unsafe: bool, stdin: bytes | None = None
+) -> str:
     from vllm_spec_lint.faces import report
 
     if getattr(args, "statistics", False):
-        return report.format_statistics(findings)
+        return report.format_statistics(findings, unsafe=unsafe)
     if args.output_format == "json":
         return report.format_json(findings)
     if args.output_format == "github":
         return report.format_github(findings)
     if args.output_format == "sarif":
         return report.format_sarif(findings)
-    return report.format_text(findings, unsafe=unsafe)
+    if args.output_format == "concise":
+        return report.format_concise(findings, unsafe=unsafe)
+    # full (``text`` is its old name, as in ruff)
+    return report.format_full(findings, _sources_of(findings, stdin), unsafe=unsafe)
+
+
+def _sources_of(findings, stdin: bytes | None) -> dict[str, str]:
+    """The text of each file with findings, for the code frames; a file
+    that cannot be read again is shown without one."""
+    from vllm_spec_lint.edges.files import decode_source, read_source
+
+    sources: dict[str, str] = {}
+    for path in dict.fromkeys(f.path for f in findings):
+        try:
+            data = stdin if stdin is not None else read_source(path)
+            sources[path] = decode_source(data)[0]
+        except (OSError, SyntaxError, UnicodeDecodeError):
+            continue
+    return sources
 
 
 # pragma: no mutate end
@@ -518,8 +621,8 @@ def command_check(args: argparse.Namespace, config: Config) -> int:
                 )
     if args.explain_suppressions:
         out.report(report.format_suppressions(checked.suppressed))
-    out.report(_format_findings(args, findings, unsafe=args.unsafe_fixes))
-    if args.output_format in ("text", "concise") and not args.statistics:
+    out.report(_format_findings(args, findings, unsafe=args.unsafe_fixes, stdin=stdin))
+    if args.output_format in ("full", "text", "concise"):
         if args.show_fixes:
             shown = report.fixable_codes(
                 _with_findings(checked.results, findings), unsafe=args.unsafe_fixes
@@ -617,8 +720,10 @@ def command_fix(args: argparse.Namespace, config: Config) -> int:
     else:
         if stdin is not None:
             _write_fixed_stdin(fixed.results, stdin)
-        out.report(_format_findings(args, remaining, unsafe=args.unsafe_fixes))
-        if args.output_format in ("text", "concise"):
+        out.report(
+            _format_findings(args, remaining, unsafe=args.unsafe_fixes, stdin=stdin)
+        )
+        if args.output_format in ("full", "text", "concise"):
             if args.show_fixes:
                 shown = report.fixed_codes(changed)
                 out.summary(report.format_fixes(shown, applied=True))
@@ -772,7 +877,7 @@ def _nixl_worker_under(root: Path) -> Path:
 def command_rules(args: argparse.Namespace, config: Config) -> int:
     from vllm_spec_lint.faces.rule_docs import markdown_table, rule_docs
 
-    if args.format == "markdown":
+    if args.output_format == "markdown":
         sys.stdout.write(markdown_table())
     else:
         for doc in rule_docs():
@@ -788,7 +893,7 @@ def command_explain(args: argparse.Namespace, config: Config) -> int:
 
     doc = rule_doc(args.code)
     if doc is None:
-        print(f"error: unknown rule code: {args.code}", file=sys.stderr)
+        print(f"error: unknown rule code or name: {args.code}", file=sys.stderr)
         return EXIT_ERROR
     sys.stdout.write(doc.explain())
     return EXIT_CLEAN
@@ -810,19 +915,48 @@ def command_families(args: argparse.Namespace, config: Config) -> int:
     warnings: list[str] = []
     files = [f for f in iter_python_files(args.paths, config)]
     hierarchy = load_hierarchy(args.paths, files, config, warnings)
+    twins = []
     if args.discover:
         twins, root = discover(files, config, hierarchy, warnings)
-        for warning in warnings:
-            print(f"warning: {warning}", file=sys.stderr)
+    else:
+        configured = config.families
+        config, hierarchy = with_spec_classes(config, files, hierarchy, warnings)
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    if args.output_format in ("mermaid", "dot"):
+        from vllm_spec_lint.faces import hierarchy_graph
+
+        draw = getattr(hierarchy_graph, args.output_format)
+        classes = spec_hierarchy(config, hierarchy)
+        sys.stdout.write(draw(hierarchy, classes, config.families, twins))
+        return EXIT_CLEAN
+    if args.discover:
         if args.output_format == "json":
             print(json.dumps([t.to_json() for t in twins], indent=2))
         else:
             print(_twins_table(twins, root, hierarchy, config.families))
         return EXIT_CLEAN
-    configured = config.families
-    config, hierarchy = with_spec_classes(config, files, hierarchy, warnings)
-    for warning in warnings:
-        print(f"warning: {warning}", file=sys.stderr)
+    if args.output_format == "json":
+        families = [
+            {
+                "name": f.name,
+                "module": f.module,
+                "anchor": f.anchor,
+                "companions": list(f.companions),
+                "discovered": f not in configured,
+            }
+            for f in config.families
+        ]
+        bases = {
+            cls: list(hierarchy.bases[cls]) for cls in spec_hierarchy(config, hierarchy)
+        }
+        report = {
+            "families": families,
+            "hierarchy": bases,
+            "source": hierarchy.described_sources(),
+        }
+        print(json.dumps(report, indent=2))
+        return EXIT_CLEAN
     for family in config.families:
         kind = "discovered" if family not in configured else "family"
         print(f"{kind} {family.name} ({family.module})")

@@ -6,7 +6,9 @@ import json
 import os
 from collections import Counter
 
-from vllm_spec_lint.core.findings import Finding, wanted
+from vllm_spec_lint.core.findings import PARSE_ERROR_CODE, Finding, wanted
+from vllm_spec_lint.core.settings import RULE_NAMES, rule_url
+from vllm_spec_lint.model.lines import split_lines
 
 
 def _text_line(f: Finding, unsafe: bool) -> str:
@@ -24,10 +26,96 @@ def format_suppressions(suppressed: list[Finding]) -> str:
     )
 
 
-def format_text(findings: list[Finding], *, unsafe: bool = False) -> str:
+def format_concise(findings: list[Finding], *, unsafe: bool = False) -> str:
     """One line per finding, as ruff's concise format; ``[*]`` marks the
     findings a fix run with the same options would fix."""
     return "".join(_text_line(f, unsafe) + "\n" for f in findings)
+
+
+# -- ruff's full format: a code frame, help, the fix as a diff ------------------
+
+_CONTEXT = 2  # lines shown around the reported line, as ruff does
+_DIFF_CONTEXT = 1
+
+
+def format_full(
+    findings: list[Finding], sources: dict[str, str], *, unsafe: bool = False
+) -> str:
+    """As ruff's default ``full`` format: per finding, its code and message,
+    the location, a frame of the source with the span underlined, what the
+    fix does and the fix as a diff, and whether it is unsafe. ``sources``
+    holds the text of each file (none for files that could not be read)."""
+    return "".join(_full(f, sources.get(f.path), unsafe) + "\n" for f in findings)
+
+
+def _full(f: Finding, source: str | None, unsafe: bool) -> str:
+    marker = "[*] " if wanted(f, unsafe) else ""
+    row, column = f.location
+    head = f"{f.code} {marker}{f.message}"
+    if source is None:
+        return f"{head}\n --> {f.path}:{row}:{column}\n"
+    lines = _lines(source)
+    first, last = max(1, row - _CONTEXT), min(len(lines), row + _CONTEXT)
+    width = len(str(max(last, row)))
+    gutter = " " * width
+    out = [head, f"{gutter}--> {f.path}:{row}:{column}", f"{gutter} |"]
+    for number in range(first, last + 1):
+        text = lines[number - 1] if number <= len(lines) else ""
+        out.append(f"{number:>{width}} | {text}".rstrip())
+        if number == row:
+            end = f.end_location[1] if f.end_location[0] == row else len(text) + 1
+            out.append(f"{gutter} | {' ' * (column - 1)}{'^' * max(1, end - column)}")
+    out.append(f"{gutter} |")
+    if f.suppressed_by:
+        out.append(f"note: not reported by default: {f.suppressed_by}")
+    if f.fix is not None:
+        out.append(f"help: {f.fix.message}")
+        out += _fix_diff(source, f.fix)
+        if f.fix.applicability != "safe":
+            out.append("note: This is an unsafe fix and may change runtime behavior")
+    if f.code != PARSE_ERROR_CODE:
+        out.append(
+            "note: if leaving it out is deliberate, keep the code and say so: "
+            f"`# noqa: {f.code}` with the reason"
+        )
+    return "\n".join(out) + "\n"
+
+
+def _lines(text: str) -> list[str]:
+    """The rows as Python counts them; a final newline ends a row, adds none."""
+    lines = split_lines(text)
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+def _fix_diff(source: str, fix) -> list[str]:
+    """The fix as ruff shows it: changed lines with one line of context,
+    numbered as in the fixed file; removed lines unnumbered."""
+    import difflib
+
+    from vllm_spec_lint.repair.text import apply_fixes
+
+    fixed, _, _ = apply_fixes(source, [fix])
+    before, after = _lines(source), _lines(fixed)
+    matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
+    groups = list(matcher.get_grouped_opcodes(_DIFF_CONTEXT))
+    width = len(str(len(after)))
+    gutter = " " * width
+    out = [f"{gutter} |"]
+    for index, group in enumerate(groups):
+        if index:
+            out.append(f"{gutter} ...")
+        for tag, i1, i2, j1, j2 in group:
+            if tag == "equal":
+                out += [
+                    f"{j + 1:>{width}} | {after[j]}".rstrip() for j in range(j1, j2)
+                ]
+                continue
+            out += [f"{gutter} - {before[i]}".rstrip() for i in range(i1, i2)]
+            out += [f"{j + 1:>{width}} + {after[j]}".rstrip() for j in range(j1, j2)]
+    out.append(f"{gutter} |")
+    return out
 
 
 def plural(count: int, noun: str, nouns: str | None = None) -> str:
@@ -74,8 +162,8 @@ def check_summary(findings: list[Finding], *, unsafe: bool = False) -> str:
 
 def fix_summary(fixed: int, remaining: list[Finding], *, unsafe: bool = False) -> str:
     """ruff's closing lines for a fix run."""
-    if not fixed and not remaining:
-        return "All checks passed!\n"
+    if not fixed:
+        return check_summary(remaining, unsafe=unsafe)
     found = plural(fixed + len(remaining), "error")
     text = f"Found {found} ({fixed} fixed, {len(remaining)} remaining).\n"
     hidden = _hidden(remaining, unsafe)
@@ -161,7 +249,8 @@ def finding_as_json(finding: Finding) -> dict:
         "end_location": _position(finding.end_location),
         "fix": fix,
         "noqa_row": finding.location[0],
-        "url": None,
+        "url": rule_url(finding.code),
+        "name": RULE_NAMES.get(finding.code),
         "suppressed_by": finding.suppressed_by,
     }
 
@@ -170,9 +259,18 @@ def format_json(findings: list[Finding]) -> str:
     return json.dumps([finding_as_json(f) for f in findings], indent=2) + "\n"
 
 
-def format_statistics(findings: list[Finding]) -> str:
+def format_statistics(findings: list[Finding], *, unsafe: bool = False) -> str:
+    """As ruff's ``--statistics``: count, code, fix marker and the rule's
+    name, most frequent first."""
     counts = Counter(f.code for f in findings)
-    return "".join(f"{n:>5}\t{code}\n" for code, n in sorted(counts.items()))
+    fixable = {f.code for f in findings if wanted(f, unsafe)}
+    width = len(str(max(counts.values(), default=0)))
+    rows = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    return "".join(
+        f"{n:>{width}}\t{code}\t{'[*]' if code in fixable else '[ ]'} "
+        f"{RULE_NAMES.get(code, '')}\n"
+        for code, n in rows
+    )
 
 
 # -- GitHub Actions ------------------------------------------------------------
@@ -198,7 +296,10 @@ def format_github(findings: list[Finding]) -> str:
                 ("col", f.location[1]),
                 ("endLine", f.end_location[0]),
                 ("endColumn", f.end_location[1]),
-                ("title", f.code),
+                (
+                    "title",
+                    f"{f.code} {RULE_NAMES.get(f.code, '')} ({rule_url(f.code)})",
+                ),
             )
         )
         lines.append(f"::error {properties}::{_escape_data(f'{f.code} {f.message}')}\n")
@@ -240,6 +341,7 @@ def format_sarif(findings: list[Finding]) -> str:
             "shortDescription": {"text": d.summary},
             "fullDescription": {"text": d.body},
             "help": {"text": d.explain(), "markdown": d.explain()},
+            "helpUri": rule_url(d.code),
             "defaultConfiguration": {"level": "error"},
         }
         for d in docs

@@ -78,8 +78,13 @@ def rule_docs() -> list[RuleDoc]:
     return docs + [PARSE_ERROR_DOC]
 
 
-def rule_doc(code: str) -> RuleDoc | None:
-    return next((d for d in rule_docs() if d.code == code.upper()), None)
+def rule_doc(code_or_name: str) -> RuleDoc | None:
+    """A rule's documentation by its code (any case) or its name."""
+    wanted = code_or_name.strip()
+    return next(
+        (d for d in rule_docs() if wanted.upper() == d.code or wanted == d.name),
+        None,
+    )
 
 
 def markdown_table() -> str:
@@ -90,3 +95,76 @@ def markdown_table() -> str:
         for d in rule_docs()
     ]
     return "\n".join(rows) + "\n"
+
+
+def _markdown(text: str) -> str:
+    """The docstrings' reStructuredText literals as Markdown code."""
+    return text.replace("``", "`")
+
+
+def rule_page(doc: RuleDoc) -> str:
+    """``docs/rules/CODE.md``: what ruff's rule pages say, from the rule."""
+    from vllm_spec_lint.core.settings import RULE_NAMES
+
+    assert RULE_NAMES[doc.code] == doc.name
+    if doc.code == PARSE_ERROR_CODE:
+        fix = "No fix."
+    else:
+        fix = (
+            "Fix is sometimes available, and always **unsafe**: it changes which "
+            "values the code admits. `--unsafe-fixes`, `codemod "
+            "add-sliding-window-mla` and the `vllm-spec-lint-fix` pre-commit hook "
+            "apply it; `extend-safe-fixes` promotes it for a project that reviews "
+            "every fix."
+        )
+    parts = [
+        f"# {doc.name} ({doc.code})",
+        "",
+        f"_{_markdown(doc.summary)}_",
+        "",
+        fix,
+        "",
+        "## What it does, and why",
+        "",
+        _markdown(doc.body),
+    ]
+    if doc.invalid:
+        parts += ["", "## Reported", "", "```python", doc.invalid.rstrip(), "```"]
+    if doc.valid:
+        parts += ["", "## Not reported", "", "```python", doc.valid.rstrip(), "```"]
+    parts += [
+        "",
+        "## Options",
+        "",
+        f"`vllm-spec-lint explain {doc.code}` prints this page; "
+        "[configuration](../configuration.md) lists the settings.",
+    ]
+    return "\n".join(parts) + "\n"
+
+
+def hierarchy_page() -> str:
+    """``docs/hierarchy.md``: vLLM's spec hierarchy as the tool knows it
+    without a tree (its built-in defaults), drawn by ``families``."""
+    from vllm_spec_lint.core.settings import Config
+    from vllm_spec_lint.faces.hierarchy_graph import mermaid
+    from vllm_spec_lint.model.hierarchy import ClassHierarchy
+
+    config = Config()
+    hierarchy = ClassHierarchy.default()
+    classes = sorted(hierarchy.classes())
+    return (
+        "# vLLM's KV-cache spec hierarchy\n\n"
+        "The classes and the family the checks are about, as `vllm-spec-lint "
+        "families --output-format mermaid` draws them from the built-in "
+        "defaults (run it in a vLLM checkout for that release's classes; "
+        "`--output-format dot` gives graphviz). The dashed line joins the "
+        "anchor and its companion: the same cache layout, not a subclass.\n\n"
+        "```mermaid\n" + mermaid(hierarchy, classes, config.families) + "```\n"
+    )
+
+
+def documentation_pages() -> dict[str, str]:
+    """Every generated page, by its path under ``docs/``."""
+    pages = {f"rules/{d.code}.md": rule_page(d) for d in rule_docs()}
+    pages["hierarchy.md"] = hierarchy_page()
+    return pages
