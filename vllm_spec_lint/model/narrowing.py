@@ -2,7 +2,8 @@
 default mode leaves a finding out (``--strict`` reports it).
 
 - narrowed: a guard fact (facts.py) rules out every companion left out;
-- loud: the check is an assert, or raises when it fails;
+- loud: the check is an assert, or raises when it fails, or what it lets
+  through meets a rejection right after it that the companion cannot pass;
 - deliberate: the same function tests the same value for the companion.
 """
 
@@ -126,6 +127,75 @@ class Narrowing:
             child, parent = parent, model.parent(parent)
         return None
 
+    def rejected_later(
+        self, node: cst.CSTNode, target, family: Family, missing: list[str]
+    ):
+        """Facts after the check: a check in an ``if`` (no ``else``) whose
+        failure lets the value, or every element of a collection, go on,
+        followed by a loud rejection of the same value or collection that
+        does not admit the companions left out (``if not all(isinstance(s,
+        A) for s in xs): raise``, ``assert isinstance(s, A)``). Only raising
+        guards and plain assignments to other names may stand between."""
+        model = self.model
+        key = target_key(target) if target is not None else None
+        if key is None:
+            return None
+        collection = self._collection_for(node, key)
+        found = _if_statement_of(model, node)
+        if found is None:
+            return None
+        statement, block = found
+        if not (
+            ends_in(statement.body, cst.Raise) or _failure_skips(model, node, statement)
+        ):
+            return None
+        value = collection.removesuffix(".values()") if collection else key
+        for later in block[block.index(statement) + 1 :]:
+            rejection = self._rejection(later, key, collection, family, missing)
+            if rejection is not None:
+                line = model.line(later)
+                return (
+                    f"{rejection}: line {line} rejects what the check lets "
+                    f"through, {', '.join(short_name(c) for c in missing)} "
+                    "included, loudly"
+                )
+            if not _cannot_let_out(later, value):
+                return None
+        return None
+
+    def _rejection(self, statement, key, collection, family, missing):
+        """``assert`` or ``raise`` when ``statement`` loudly rejects, on the
+        same value or collection, every companion in ``missing``."""
+        if isinstance(statement, cst.SimpleStatementLine) and isinstance(
+            statement.body[0], cst.Assert
+        ):
+            test, kind = statement.body[0].test, "assert"
+        elif (
+            isinstance(statement, cst.If)
+            and statement.orelse is None
+            and ends_in(statement.body, cst.Raise)
+        ):
+            test, kind = statement.test, "raise"
+        else:
+            return None
+        hierarchy = self.model.hierarchy
+        for node in walk(test):
+            if not isinstance(node, (cst.Call, cst.Comparison)):
+                continue
+            other = self.model.tests.type_test(node)
+            if not other or self.loud_failure(node, other.positive) is None:
+                continue
+            other_key = target_key(other.target)
+            same = (
+                self._collection_for(node, other_key) == collection
+                if collection is not None
+                else other_key == key and self._collection_for(node, key) is None
+            )
+            left_out = hierarchy.uncovered(family, other.named, exact=other.exact)
+            if same and all(c in left_out for c in missing):
+                return kind
+        return None
+
     def reason(
         self,
         node: cst.CSTNode,
@@ -138,6 +208,7 @@ class Narrowing:
         return (
             self.unreachable(node, target, family, missing, positive)
             or self.loud_failure(node, positive)
+            or (positive and self.rejected_later(node, target, family, missing))
             or self.considered(node, target, missing)
         )
 
@@ -157,6 +228,71 @@ def _enclosing_function(model, node: cst.CSTNode) -> cst.CSTNode | None:
             return parent
         parent = model.parent(parent)
     return None
+
+
+def _if_statement_of(model, node: cst.CSTNode):
+    """The ``if`` (no ``elif``/``else``) whose test holds ``node``, and the
+    statements of the block it stands in; None otherwise."""
+    child, parent = node, model.parent(node)
+    while parent is not None and not isinstance(parent, cst.BaseStatement):
+        child, parent = parent, model.parent(parent)
+    if not isinstance(parent, cst.If) or child is not parent.test:
+        return None
+    if parent.orelse is not None:
+        return None
+    block = model.parent(parent)
+    if not isinstance(block, (cst.IndentedBlock, cst.Module)):
+        return None  # an elif: its block is the If before it
+    return parent, list(block.body)
+
+
+def _failure_skips(model, node: cst.CSTNode, statement: cst.If) -> bool:
+    """A failing ``node`` makes the ``if``'s test false (``and`` chains,
+    ``any``/``all`` over generators, an even number of ``not``)."""
+    negations = 0
+    child, parent = node, model.parent(node)
+    while child is not statement.test:
+        if isinstance(parent, cst.UnaryOperation) and isinstance(
+            parent.operator, cst.Not
+        ):
+            negations += 1
+        elif isinstance(parent, cst.BooleanOperation):
+            if not isinstance(parent.operator, cst.And):
+                return False
+        elif isinstance(parent, cst.Call):
+            if not any(model.names.is_builtin(parent.func, q) for q in ("any", "all")):
+                return False
+        elif not isinstance(parent, (cst.GeneratorExp, cst.Arg, cst.CompFor)):
+            return False
+        child, parent = parent, model.parent(parent)
+    return negations % 2 == 0
+
+
+def _cannot_let_out(statement: cst.CSTNode, value: str) -> bool:
+    """Statements that stand between a check and its rejection without
+    letting the value out quietly: raising guards (``if ...: raise``,
+    ``assert``), ``pass``, and plain assignments to other names (no call)."""
+    if isinstance(statement, cst.If):
+        return statement.orelse is None and all(
+            isinstance(line, cst.SimpleStatementLine)
+            and all(isinstance(s, cst.Raise) for s in line.body)
+            for line in statement.body.body
+        )
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return False
+    for small in statement.body:
+        if isinstance(small, (cst.Assert, cst.Pass)):
+            continue
+        if isinstance(small, (cst.Assign, cst.AnnAssign)):
+            if any(
+                isinstance(n, (cst.Call, cst.Yield, cst.Await)) for n in walk(small)
+            ):
+                return False
+            if any(hits(t, value) for t, _ in assignment_targets(small)):
+                return False
+            continue
+        return False
+    return True
 
 
 def _statements_of(function: cst.CSTNode):

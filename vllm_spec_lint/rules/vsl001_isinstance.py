@@ -64,6 +64,13 @@ class IsinstanceLeavesOutCompanion(Rule):
         "def f(isinstance, spec):\n    return isinstance(spec, MLAAttentionSpec)\n",
         "# isinstance(spec, MLAAttentionSpec) in a comment\n"
         "doc = 'isinstance(spec, MLAAttentionSpec)'\n",
+        # A loud rejection right after the check: the companion cannot pass it.
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n\n"
+        "def partition(specs):\n"
+        "    if any(isinstance(s, MLAAttentionSpec) and s.v4 for s in specs):\n"
+        "        raise ValueError('v4')\n"
+        "    if not all(isinstance(s, MLAAttentionSpec) for s in specs):\n"
+        "        raise ValueError('MLA only')\n",
     ]
     INVALID = [
         Example(
