@@ -255,13 +255,15 @@ def run_source(
     fix: bool = False,
     unsafe: bool = False,
     force_exclude: bool = False,
+    hierarchy: ClassHierarchy | None = None,
 ) -> CheckRun:
-    """One source that is not read from disk (standard input), reported
-    under ``name``: the hierarchy and exclusions as for a file at ``name``.
-    Nothing is written and nothing cached."""
+    """One source that is not read from disk (standard input, an editor's
+    buffer), reported under ``name``: the hierarchy (read here unless given)
+    and exclusions as for a file at ``name``. Nothing is written or cached."""
     path = Path(name)
     warnings: list[str] = []
-    hierarchy = load_hierarchy([path], [], config, warnings)
+    if hierarchy is None:
+        hierarchy = load_hierarchy([path], [], config, warnings)
     config, hierarchy = with_spec_classes(config, [], hierarchy, warnings)
     if force_exclude and not list(
         iter_python_files([path], config, force_exclude=True)

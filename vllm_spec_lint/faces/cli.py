@@ -359,6 +359,15 @@ def build_parser() -> argparse.ArgumentParser:
         default="text",
         help="text, json, or the hierarchy as a mermaid or graphviz dot graph",
     )
+    server = commands.add_parser(
+        "server", help="run the language server (editors; needs the lsp extra)"
+    )
+    server.add_argument(
+        "--tcp",
+        type=int,
+        metavar="PORT",
+        help="listen on this TCP port on 127.0.0.1 instead of stdio",
+    )
     return parser
 
 
@@ -1018,6 +1027,17 @@ def _twins_table(twins, root, hierarchy, families) -> str:
 # pragma: no mutate end
 
 
+def command_server(args: argparse.Namespace, config: Config) -> int:
+    try:
+        from vllm_spec_lint.faces.lsp import serve
+    except ImportError as e:
+        raise UsageError(
+            f"the language server needs pygls ({e}): pip install 'vllm-spec-lint[lsp]'"
+        ) from None
+    serve(args.tcp)
+    return EXIT_CLEAN
+
+
 COMMANDS = {
     "check": command_check,
     "fix": command_fix,
@@ -1025,6 +1045,7 @@ COMMANDS = {
     "rules": command_rules,
     "explain": command_explain,
     "families": command_families,
+    "server": command_server,
 }
 
 
@@ -1061,6 +1082,8 @@ def _main(argv: list[str]) -> int:
         args.paths = [*args.paths, *(Path(e) for e in extra)]
     if getattr(args, "paths", None) == [] and not _reads_stdin(args):
         args.paths = [Path(".")]  # no path means `.`, exactly
+    if args.command == "server":  # settings are read per document
+        return command_server(args, Config())
     config = _config_for(args)
     _warn_about_parse_error_selection(config)
     return COMMANDS[args.command](args, config)

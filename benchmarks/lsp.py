@@ -1,0 +1,183 @@
+"""The language server's latency: from `textDocument/didChange` to the
+`textDocument/publishDiagnostics` for that version, on a real ~2,000-line
+vLLM file (0.34.0's vllm/v1/core/kv_cache_planning.py, fetched with
+scripts/fetch_sources.py), over stdio as an editor talks to it.
+
+    python benchmarks/lsp.py [--changes 60] [--output BENCHMARKS.md]
+
+Targets: median <= 50 ms, p95 <= 100 ms. The result replaces the section
+between the `<!-- lsp -->` markers of BENCHMARKS.md (benchmarks/run.py keeps it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from datetime import date
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+VERSION = "0.34.0"
+FILE = "vllm/v1/core/kv_cache_planning.py"
+START, END = "<!-- lsp -->", "<!-- /lsp -->"
+TARGETS = (("median", 50.0), ("p95", 100.0))
+
+
+def fetch(version: str) -> Path:
+    sys.path.insert(0, str(REPO / "scripts"))
+    from fetch_sources import fetch_sources
+
+    return fetch_sources(f"vllm=={version}")
+
+
+class Server:
+    """The server over pipes, with JSON-RPC framing by hand: nothing between
+    the clock and the bytes."""
+
+    def __init__(self) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "vllm_spec_lint", "server"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+        self.next_id = 0
+
+    def send(self, method: str, params: dict, request: bool = False) -> int | None:
+        message = {"jsonrpc": "2.0", "method": method, "params": params}
+        if request:
+            self.next_id += 1
+            message["id"] = self.next_id
+        body = json.dumps(message).encode()
+        self.process.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        self.process.stdin.flush()
+        return message.get("id")
+
+    def receive(self) -> dict:
+        length = 0
+        while True:
+            line = self.process.stdout.readline()
+            if not line:
+                raise RuntimeError("the server stopped")
+            if line in (b"\r\n", b"\n"):
+                break
+            name, _, value = line.decode().partition(":")
+            if name.lower() == "content-length":
+                length = int(value)
+        return json.loads(self.process.stdout.read(length))
+
+    def wait_for(self, predicate) -> dict:
+        while True:
+            message = self.receive()
+            if predicate(message):
+                return message
+
+    def close(self) -> None:
+        request = self.send("shutdown", {}, request=True)
+        self.wait_for(lambda m: m.get("id") == request)
+        self.send("exit", {})
+        self.process.wait(timeout=30)
+
+
+def measure(path: Path, changes: int) -> tuple[list[float], int]:
+    text = path.read_text()
+    uri = path.as_uri()
+    server = Server()
+    request = server.send(
+        "initialize",
+        {"capabilities": {}, "rootUri": path.parent.as_uri(), "processId": None},
+        request=True,
+    )
+    server.wait_for(lambda m: m.get("id") == request)
+    server.send("initialized", {})
+
+    def published(version):
+        return lambda m: (
+            m.get("method") == "textDocument/publishDiagnostics"
+            and m["params"]["uri"] == uri
+            and m["params"].get("version") == version
+        )
+
+    server.send(
+        "textDocument/didOpen",
+        {
+            "textDocument": {
+                "uri": uri,
+                "languageId": "python",
+                "version": 0,
+                "text": text,
+            }
+        },
+    )
+    found = len(server.wait_for(published(0))["params"]["diagnostics"])
+    lines = text.splitlines(keepends=True)
+    timings = []
+    for version in range(1, changes + 1):
+        # A keystroke's worth: a comment line after the imports grows by one.
+        edited = lines[:1] + [f"# {'x' * version}\n"] + lines[1:]
+        started = time.perf_counter()
+        server.send(
+            "textDocument/didChange",
+            {
+                "textDocument": {"uri": uri, "version": version},
+                "contentChanges": [{"text": "".join(edited)}],
+            },
+        )
+        server.wait_for(published(version))
+        timings.append((time.perf_counter() - started) * 1000)
+    server.close()
+    return timings, found
+
+
+def render(timings: list[float], found: int, lines: int) -> str:
+    ordered = sorted(timings)
+    values = {
+        "median": statistics.median(ordered),
+        "p95": ordered[max(0, round(0.95 * len(ordered)) - 1)],
+    }
+    rows = "\n".join(
+        f"| {name} <= {limit:g} ms | {values[name]:.1f} | {limit:g} | "
+        f"{'yes' if values[name] <= limit else 'no'} |"
+        for name, limit in TARGETS
+    )
+    return (
+        f"{START}\n"
+        f"## Language server\n\n"
+        f"Made by `python benchmarks/lsp.py` on {date.today()}: "
+        f"{platform.machine()}, Python {platform.python_version()}. vLLM {VERSION}'s "
+        f"`{FILE}` ({lines:,} lines, {found} findings), {len(timings)} changes "
+        f"(one keystroke each, the whole document sent), each timed from "
+        f"`didChange` to the `publishDiagnostics` for its version "
+        f"(min {ordered[0]:.1f} ms, max {ordered[-1]:.1f} ms).\n\n"
+        "| target | measured (ms) | limit | met |\n|---|---|---|---|\n"
+        f"{rows}\n{END}\n"
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--changes", type=int, default=60)
+    parser.add_argument("--output", type=Path, default=REPO / "BENCHMARKS.md")
+    args = parser.parse_args()
+    path = fetch(VERSION) / FILE
+    timings, found = measure(path, args.changes)
+    timings = timings[5:]  # the first changes warm the server's caches
+    section = render(timings, found, len(path.read_text().splitlines()))
+    old = args.output.read_text() if args.output.exists() else ""
+    if START in old:
+        head, _, rest = old.partition(START)
+        old = head + rest.partition(END)[2].lstrip("\n")
+    args.output.write_text(old.rstrip("\n") + "\n\n" + section)
+    print(section)
+    met = all(row.endswith("| yes |") for row in section.splitlines() if "<=" in row)
+    return 0 if met else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
