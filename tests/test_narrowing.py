@@ -39,7 +39,8 @@ def reported(body: str) -> list[int]:
 
 
 def reason(body: str) -> str:
-    [suppressed] = analyse(body).suppressed
+    """The reason of the one forward site the default mode leaves out."""
+    [suppressed] = [f for f in analyse(body).suppressed if f.code != "VSL007"]
     return suppressed.suppressed_by
 
 

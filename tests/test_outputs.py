@@ -80,6 +80,7 @@ def test_sarif_is_valid_and_complete(tree, sarif_schema):
         "VSL004",
         "VSL005",
         "VSL006",
+        "VSL007",
         "VSL900",
     ]
     assert "PR #45831" in rules[0]["help"]["text"]
@@ -265,6 +266,7 @@ def test_rules_lists_every_code():
         ["VSL004", "constant-leaves-out-companion"],
         ["VSL005", "class-name-leaves-out-companion"],
         ["VSL006", "dispatch-leaves-out-companion"],
+        ["VSL007", "parent-sweeps-in-companion"],
         ["VSL900", "unreadable-file"],
     ]
 

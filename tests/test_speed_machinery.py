@@ -394,7 +394,7 @@ def test_files_changed_just_before_a_run_are_not_trusted_by_their_stat(tree):
 
     (tree / "fresh.py").write_text("x = 1\n")
     run([tree], Config(root=tree))
-    clean = CleanFiles(tree, Config(root=tree))
+    clean = CleanFiles(tree, Config(root=tree), ClassHierarchy.default())
     assert str(tree / "fresh.py") not in clean.entries
 
 

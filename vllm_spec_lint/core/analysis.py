@@ -10,7 +10,6 @@ start fast.
 from __future__ import annotations
 
 import fnmatch
-import functools
 import gc
 import os
 from collections.abc import Iterator
@@ -29,15 +28,36 @@ from vllm_spec_lint.model.hierarchy import ClassHierarchy, short_name
 from vllm_spec_lint.model.lines import split_lines
 
 
-def might_have_findings(source: bytes, config: Config) -> bool:
+def might_have_findings(
+    source: bytes, config: Config, hierarchy: ClassHierarchy | None = None
+) -> bool:
     """Cheap, sound test on the raw bytes: every finding names an anchor
-    class in the file, so a file without any anchor's name has none."""
-    return any(name in source for name in _anchor_names(config.families))
+    class, or a companion's own parent (VSL007), in the file, so a file
+    without any of those names has none."""
+    hierarchy = hierarchy or _DEFAULT_HIERARCHY
+    return any(name in source for name in screened_names(config.families, hierarchy))
 
 
-@functools.cache
-def _anchor_names(families: tuple) -> tuple[bytes, ...]:
-    return tuple(short_name(f.anchor).encode() for f in families)
+_DEFAULT_HIERARCHY = ClassHierarchy.default()
+# (families, hierarchy) -> names; the hierarchy (unhashable) kept by identity.
+_SCREENED: dict[tuple, tuple[ClassHierarchy, tuple[bytes, ...]]] = {}
+
+
+def screened_names(families: tuple, hierarchy: ClassHierarchy) -> tuple[bytes, ...]:
+    """The names a file must hold to have a finding."""
+    key = (families, id(hierarchy))
+    known = _SCREENED.get(key)
+    if known is not None and known[0] is hierarchy:
+        return known[1]
+    names = {short_name(f.anchor) for f in families}
+    for family in families:
+        for parents in hierarchy.companion_parents(family).values():
+            names.update(short_name(p) for p in parents)
+    screened = tuple(sorted(n.encode() for n in names))
+    if len(_SCREENED) > 16:
+        _SCREENED.clear()
+    _SCREENED[key] = (hierarchy, screened)
+    return screened
 
 
 def _ignored_for_path(path: str, config: Config) -> tuple[str, ...]:

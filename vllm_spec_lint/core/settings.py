@@ -21,6 +21,7 @@ RULE_NAMES = {
     "VSL004": "constant-leaves-out-companion",
     "VSL005": "class-name-leaves-out-companion",
     "VSL006": "dispatch-leaves-out-companion",
+    "VSL007": "parent-sweeps-in-companion",
     PARSE_ERROR_CODE: "unreadable-file",
 }
 KNOWN_CODES = tuple(RULE_NAMES)

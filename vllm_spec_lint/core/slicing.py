@@ -74,8 +74,18 @@ class Screen:
             (f.anchor, tuple((c, hierarchy.ancestors(c)) for c in f.companions))
             for f in config.families
         )
+        # VSL007: a test against a companion's own parent is a candidate
+        # unless it names the companion itself, or the anchor (or a base of
+        # it): then it admits the anchor's layout too.
+        parents = tuple(
+            (parent, ((companion, hierarchy.ancestors(f.anchor) | {companion}),))
+            for f in config.families
+            for companion, own in hierarchy.companion_parents(f).items()
+            for parent in own
+        )
+        families += parents
         return cls(
-            anchors=frozenset(short_name(f.anchor) for f in config.families),
+            anchors=frozenset(short_name(a) for a, _ in families),
             class_names=frozenset(short_name(c) for c in hierarchy.classes())
             | {m for f in config.families for m in f.members},
             families=families,

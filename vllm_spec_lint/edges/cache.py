@@ -18,8 +18,9 @@ from dataclasses import asdict
 from pathlib import Path
 
 from vllm_spec_lint import __version__
+from vllm_spec_lint.core.analysis import screened_names
 from vllm_spec_lint.core.findings import Finding
-from vllm_spec_lint.core.settings import Config
+from vllm_spec_lint.core.settings import KNOWN_CODES, Config
 from vllm_spec_lint.model.hierarchy import ClassHierarchy, read_class_bases
 from vllm_spec_lint.repair.text import Edit, Fix
 
@@ -34,6 +35,7 @@ def fingerprint(config: Config, hierarchy: ClassHierarchy) -> str:
         config.per_file_ignores,
         config.families,
         config.strict,
+        KNOWN_CODES,  # a new rule: cached results are stale
         # A finding's fix is cached with its applicability.
         config.extend_safe_fixes,
         config.extend_unsafe_fixes,
@@ -160,10 +162,12 @@ class CleanFiles:
 
     _RECENT_NS = 2 * 10**9
 
-    def __init__(self, root: Path, config: Config):
+    def __init__(self, root: Path, config: Config, hierarchy: ClassHierarchy):
         self.root = root
-        anchors = sorted(f.anchor for f in config.families)
-        settings = repr((__version__, anchors, os.getcwd())).encode()
+        # Clean means: none of the names a finding needs (anchors, and the
+        # companions' own parents), for these rules.
+        names = screened_names(config.families, hierarchy)
+        settings = repr((__version__, KNOWN_CODES, names, os.getcwd())).encode()
         digest = hashlib.sha256(settings).hexdigest()[:16]
         self.path = root / CACHE_DIR / __version__ / f"clean-{digest}.marshal"
         self.started = time.time_ns()

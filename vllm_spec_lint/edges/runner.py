@@ -70,7 +70,11 @@ class Mode:
 
 
 def _read(
-    name: str, config: Config, clean: CleanFiles | None, source: bytes | None = None
+    name: str,
+    config: Config,
+    hierarchy: ClassHierarchy,
+    clean: CleanFiles | None,
+    source: bytes | None = None,
 ) -> FileResult | bytes:
     """The file's bytes (``source`` when read already) when it needs
     analysing, else its result already."""
@@ -87,7 +91,7 @@ def _read(
     except OSError as e:
         reason = e.strerror or str(e)
         return FileResult(name, [parse_error(name, f"cannot read: {reason}")])
-    screened = _screen(name, source, config)
+    screened = _screen(name, source, config, hierarchy)
     if isinstance(screened, FileResult) and not screened.findings:
         if info is not None:
             clean.mark_clean(name, info)
@@ -96,10 +100,12 @@ def _read(
     return screened
 
 
-def _screen(name: str, source: bytes, config: Config) -> FileResult | bytes:
+def _screen(
+    name: str, source: bytes, config: Config, hierarchy: ClassHierarchy
+) -> FileResult | bytes:
     """The bytes when they need analysing, else the result already: none for
     bytes that name no anchor, VSL900 for bytes over the size limit."""
-    if not might_have_findings(source, config):
+    if not might_have_findings(source, config, hierarchy):
         return FileResult(name, [])
     if len(source) > config.max_file_size_mb * 2**20:
         size = len(source) / 2**20
@@ -270,7 +276,7 @@ def run_source(
     ):
         return CheckRun([], hierarchy, warnings)
     mode = Mode(fix, unsafe, False, _formatter(fix, path, config, warnings))
-    result = _screen(name, source, config)
+    result = _screen(name, source, config, hierarchy)
     if isinstance(result, bytes):
         result = analyze_file(path, source, config, hierarchy, mode)
     return CheckRun([result], hierarchy, warnings)
@@ -332,7 +338,7 @@ def run(
     start = paths[0] if paths else Path(".")
     mode = Mode(fix, unsafe, write, _formatter(fix, start, config, warnings))
     cache = ResultCache(config.root, config, hierarchy) if use_cache else None
-    clean = CleanFiles(config.root, config) if use_cache else None
+    clean = CleanFiles(config.root, config, hierarchy) if use_cache else None
     results: list[FileResult | None] = [None] * len(files)
     analyses.task = functools.partial(
         analyze_file, config=config, hierarchy=hierarchy, mode=mode
@@ -347,7 +353,7 @@ def run(
             progress(done, len(files))
 
     for index, name in enumerate(files):
-        read = _read(name, config, clean, preread.pop(name, None))
+        read = _read(name, config, hierarchy, clean, preread.pop(name, None))
         key = None
         if isinstance(read, bytes) and cache is not None:
             key = cache.key(name, module_name_for(name), read)

@@ -92,15 +92,15 @@ class Flake8Plugin:
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:
         source = "".join(self.lines)
+        path = Path(self.filename)
+        hierarchy = _hierarchy_near(path.absolute().parent, self.config)
         if not might_have_findings(
-            source.encode("utf-8", "surrogatepass"), self.config
+            source.encode("utf-8", "surrogatepass"), self.config, hierarchy
         ):
             return
         from vllm_spec_lint.core.analysis import analyze_source
         from vllm_spec_lint.edges.discovery import module_name_for
 
-        path = Path(self.filename)
-        hierarchy = _hierarchy_near(path.absolute().parent, self.config)
         analysis = analyze_source(
             source,
             self.filename,

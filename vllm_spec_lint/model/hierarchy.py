@@ -136,6 +136,17 @@ class ClassHierarchy:
             self._ancestors[cls] = frozenset(seen)
         return self._ancestors[cls]
 
+    def companion_parents(self, family: Family) -> dict[str, tuple[str, ...]]:
+        """Per companion, its proper ancestors that the anchor does not share
+        (below their common ancestor): for vLLM, ``SlidingWindowMLASpec``'s
+        ``SlidingWindowSpec``, not ``AttentionSpec``. A test against one of
+        them sweeps the companion in (VSL007)."""
+        shared = self.ancestors(family.anchor)
+        return {
+            c: tuple(sorted(self.ancestors(c) - shared - {c}))
+            for c in family.companions
+        }
+
     def uncovered(
         self, family: Family, named: Iterable[str], *, exact: bool = False
     ) -> list[str]:

@@ -55,7 +55,7 @@ def _has_newline(node: cst.CSTNode) -> bool:
     return "\n" in code_of(node)
 
 
-def _companion_expressions(
+def companion_expressions(
     model: SemanticModel, anchor: cst.BaseExpression, companions: list[str]
 ) -> tuple[list[cst.BaseExpression], tuple[str, ...]] | None:
     """How to name each companion next to ``anchor``, and which need an import.
@@ -247,7 +247,7 @@ def add_companions(
     """Add ``companions`` right after the ``anchor`` reference in a class
     collection: the bare classinfo becomes a tuple, a tuple or list gets new
     elements, a union gets ``| Companion``."""
-    named = _companion_expressions(model, anchor, companions)
+    named = companion_expressions(model, anchor, companions)
     if named is None:
         return None
     values, imports = named
@@ -281,7 +281,7 @@ def exact_comparison_to_membership(
     positive: bool,
 ) -> FixPlan | None:
     """``type(x) is A`` -> ``type(x) in (A, C)``; ``is not``/``!=`` -> ``not in``."""
-    named = _companion_expressions(model, anchor, companions)
+    named = companion_expressions(model, anchor, companions)
     if named is None:
         return None
     values, imports = named
@@ -352,7 +352,7 @@ def add_companion_patterns(
     """``case A():`` -> ``case A() | C():``, for patterns without sub-patterns."""
     if pattern.patterns or pattern.kwds:
         return None
-    named = _companion_expressions(model, pattern.cls, companions)
+    named = companion_expressions(model, pattern.cls, companions)
     if named is None:
         return None
     values, imports = named
@@ -378,7 +378,7 @@ def add_table_entries(
 ) -> FixPlan | None:
     """``{A: v}`` -> ``{A: v, C: v}`` (the anchor's value for the companion);
     in ``dict([(A, v)])`` a pair ``(C, v)``."""
-    named = _companion_expressions(model, anchor, companions)
+    named = companion_expressions(model, anchor, companions)
     if named is None:
         return None
     keys, imports = named
@@ -405,7 +405,7 @@ def add_registrations(
     """Register each companion as the anchor is: after ``@f.register`` (or
     ``@f.register(A)``) a decorator ``@f.register(C)``; after a statement
     ``R.register(A, ...)`` the same statement naming ``C``."""
-    named = _companion_expressions(model, anchor, companions)
+    named = companion_expressions(model, anchor, companions)
     if named is None:
         return None
     values, imports = named

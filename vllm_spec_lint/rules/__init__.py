@@ -7,6 +7,7 @@ from vllm_spec_lint.rules.vsl003_match_class import MatchClassLeavesOutCompanion
 from vllm_spec_lint.rules.vsl004_constant import ConstantLeavesOutCompanion
 from vllm_spec_lint.rules.vsl005_class_name import ClassNameLeavesOutCompanion
 from vllm_spec_lint.rules.vsl006_class_dispatch import DispatchLeavesOutCompanion
+from vllm_spec_lint.rules.vsl007_parent_sweeps_companion import ParentSweepsInCompanion
 
 ALL_RULES: tuple[type[Rule], ...] = (
     IsinstanceLeavesOutCompanion,
@@ -15,4 +16,5 @@ ALL_RULES: tuple[type[Rule], ...] = (
     ConstantLeavesOutCompanion,
     ClassNameLeavesOutCompanion,
     DispatchLeavesOutCompanion,
+    ParentSweepsInCompanion,
 )

@@ -1,0 +1,378 @@
+"""VSL007: tests against the companion's own parent (SlidingWindowSpec) that
+sweep it in; each form with its quiet twins, on vLLM releases, and on
+families other than vLLM's."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import textwrap
+
+import pytest
+
+from tests.conftest import fetch_vllm, findings, run_cli
+from vllm_spec_lint.core.settings import Config
+
+HEADER = (
+    "from vllm.v1.kv_cache_interface import (\n"
+    "    FullAttentionSpec,\n"
+    "    MambaSpec,\n"
+    "    SlidingWindowMLASpec,\n"
+    "    SlidingWindowSpec,\n"
+    ")\n\n\n"
+)
+
+
+def vsl007(body: str, config: Config | None = None) -> list[tuple[int, int]]:
+    """(row, column) of each VSL007 finding in HEADER + body (rows of body
+    start at 9)."""
+    source = HEADER + textwrap.dedent(body)
+    return [
+        (r, c) for code, r, c in findings(source, config=config) if code == "VSL007"
+    ]
+
+
+def strict_vsl007(body: str) -> list[tuple[int, int]]:
+    return vsl007(body, Config(strict=True))
+
+
+# name -> (body, reported by default at)
+REJECTIONS = {
+    "bare-raise": (
+        "def check(spec):\n"
+        "    if isinstance(spec, SlidingWindowSpec):\n"
+        "        raise NotImplementedError('sliding window')\n",
+        [(10, 25)],
+    ),
+    "tuple-return-false": (
+        "def supported(spec):\n"
+        "    if isinstance(spec, (MambaSpec, SlidingWindowSpec)):\n"
+        "        return False\n"
+        "    return True\n",
+        [(10, 37)],
+    ),
+    "union-return-none": (
+        "def layout(spec):\n"
+        "    if isinstance(spec, MambaSpec | SlidingWindowSpec):\n"
+        "        return None\n"
+        "    return 'kv'\n",
+        [(10, 37)],
+    ),
+    "negation-else-raises": (
+        "def check(spec):\n"
+        "    if not isinstance(spec, SlidingWindowSpec):\n"
+        "        return True\n"
+        "    else:\n"
+        "        raise ValueError('K/V layout only')\n",
+        [(10, 29)],
+    ),
+    "assert-not": (
+        "def check(spec):\n"
+        "    assert not isinstance(spec, SlidingWindowSpec), 'K/V layout'\n",
+        [(10, 33)],
+    ),
+    "any-in-and": (
+        "def check(write, groups):\n"
+        "    if write and any(isinstance(g.spec, SlidingWindowSpec) for g in groups):\n"
+        "        raise NotImplementedError('WRITE')\n",
+        [(10, 41)],
+    ),
+    "all": (
+        "def check(groups):\n"
+        "    if all(isinstance(g, SlidingWindowSpec) for g in groups):\n"
+        "        raise NotImplementedError('all sliding')\n",
+        [(10, 26)],
+    ),
+    "mro-scan": (
+        "def check(spec):\n"
+        "    if any(c.__name__ == 'SlidingWindowSpec' for c in type(spec).__mro__):\n"
+        "        raise NotImplementedError('sliding window')\n",
+        [(10, 26)],
+    ),
+}
+
+# Twins that stay quiet by default, and why (what --strict says).
+QUIET = {
+    "windowing-use": (
+        "def window(spec):\n"
+        "    if isinstance(spec, SlidingWindowSpec):\n"
+        "        return spec.sliding_window\n"
+        "    return 0\n",
+        "shared:",
+    ),
+    "explicit-exclusion": (
+        "def check(spec):\n"
+        "    if isinstance(spec, SlidingWindowSpec) and not isinstance(spec, SlidingWindowMLASpec):\n"
+        "        raise NotImplementedError('sliding window')\n",
+        None,
+    ),
+    "explicit-inclusion": (
+        "def check(spec):\n"
+        "    if isinstance(spec, (SlidingWindowSpec, SlidingWindowMLASpec)):\n"
+        "        raise NotImplementedError('sliding window')\n",
+        None,
+    ),
+    "narrowed": (
+        "def check(spec):\n"
+        "    if isinstance(spec, SlidingWindowMLASpec):\n"
+        "        return True\n"
+        "    if isinstance(spec, SlidingWindowSpec):\n"
+        "        raise NotImplementedError('sliding window')\n"
+        "    return True\n",
+        "narrowed:",
+    ),
+    "deliberate-elsewhere": (
+        "def check(spec):\n"
+        "    if isinstance(spec, SlidingWindowSpec):\n"
+        "        raise NotImplementedError('sliding window')\n"
+        "    mla = isinstance(spec, SlidingWindowMLASpec)\n",
+        "deliberate:",
+    ),
+    "exact-type": (
+        "def check(spec):\n"
+        "    if type(spec) is SlidingWindowSpec:\n"
+        "        raise NotImplementedError('exactly sliding window')\n",
+        None,
+    ),
+    "admits-the-anchor-too": (
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n\n"
+        "def check(spec):\n"
+        "    if isinstance(spec, (MLAAttentionSpec, SlidingWindowSpec)):\n"
+        "        raise NotImplementedError('MLA or sliding window')\n",
+        None,
+    ),
+    "common-ancestor": (
+        "from vllm.v1.kv_cache_interface import AttentionSpec\n\n"
+        "def check(spec):\n"
+        "    if isinstance(spec, AttentionSpec):\n"
+        "        raise NotImplementedError('attention')\n",
+        None,
+    ),
+}
+
+
+@pytest.mark.fast
+@pytest.mark.parametrize("name", list(REJECTIONS))
+def test_a_rejection_that_sweeps_the_companion_in_is_reported(name):
+    body, expected = REJECTIONS[name]
+    assert vsl007(body) == expected
+
+
+@pytest.mark.fast
+@pytest.mark.parametrize("name", list(QUIET))
+def test_its_twins_are_quiet_and_strict_says_why(name):
+    body, strict_reason = QUIET[name]
+    assert vsl007(body) == []
+    source = HEADER + textwrap.dedent(body)
+    from vllm_spec_lint.core.analysis import analyze_source
+
+    strict = [
+        f
+        for f in analyze_source(source, "x.py", Config(strict=True)).findings
+        if f.code == "VSL007"
+    ]
+    if strict_reason is None:
+        assert strict == []  # not a sweep at all
+    else:
+        [finding] = strict
+        assert finding.suppressed_by.startswith(strict_reason)
+
+
+@pytest.mark.fast
+def test_the_message_names_the_parent_the_companion_and_the_layout(tmp_path):
+    (tmp_path / "c.py").write_text(HEADER + REJECTIONS["bare-raise"][0])
+    out = run_cli(
+        "check", "--output-format", "concise", "--no-cache", ".", cwd=tmp_path
+    )
+    assert out.stdout.splitlines()[0] == (
+        "c.py:10:25: VSL007 isinstance() check against SlidingWindowSpec also "
+        "admits SlidingWindowMLASpec, which has MLAAttentionSpec's layout"
+    )
+
+
+FIXES = {
+    "bare": (
+        "    if isinstance(spec, SlidingWindowSpec):\n",
+        "    if isinstance(spec, SlidingWindowSpec) and not isinstance(spec, SlidingWindowMLASpec):\n",
+    ),
+    "under-not": (
+        "    if not isinstance(spec, SlidingWindowSpec):\n        return True\n    else:\n",
+        "    if not (isinstance(spec, SlidingWindowSpec) and not isinstance(spec, SlidingWindowMLASpec)):\n        return True\n    else:\n",
+    ),
+}
+
+
+@pytest.mark.fast
+@pytest.mark.parametrize("name", list(FIXES))
+def test_the_fix_excludes_the_companion_and_imports_it(name, tmp_path):
+    before_line, after_line = FIXES[name]
+    header = "from vllm.v1.kv_cache_interface import SlidingWindowSpec\n\n\n"
+    body = (
+        "def check(spec):\n"
+        + before_line
+        + "        raise NotImplementedError('K/V')\n"
+        if name == "bare"
+        else "def check(spec):\n"
+        + before_line
+        + "        raise ValueError('K/V layout')\n"
+    )
+    (tmp_path / "c.py").write_text(header + body)
+    run_cli("fix", "--no-cache", "--fix-formatter", "none", ".", cwd=tmp_path)
+    assert (tmp_path / "c.py").read_text() == header + body  # unsafe: not by default
+    run_cli(
+        "fix",
+        "--unsafe-fixes",
+        "--no-cache",
+        "--fix-formatter",
+        "none",
+        ".",
+        cwd=tmp_path,
+    )
+    assert (tmp_path / "c.py").read_text() == (
+        "from vllm.v1.kv_cache_interface import SlidingWindowMLASpec, SlidingWindowSpec\n\n\n"
+        + body.replace(before_line, after_line)
+    )
+
+
+def _hierarchy_module(tmp_path, text: str) -> None:
+    kci = tmp_path / "vllm" / "v1" / "kv_cache_interface.py"
+    kci.parent.mkdir(parents=True)
+    kci.write_text(text)
+
+
+@pytest.mark.fast
+def test_a_companion_directly_under_the_common_ancestor_has_nothing_to_report(tmp_path):
+    _hierarchy_module(
+        tmp_path,
+        "class KVCacheSpec: ...\nclass AttentionSpec(KVCacheSpec): ...\n"
+        "class SlidingWindowSpec(AttentionSpec): ...\n"
+        "class MLAAttentionSpec(AttentionSpec): ...\n"
+        "class SlidingWindowMLASpec(AttentionSpec): ...\n",
+    )
+    (tmp_path / "c.py").write_text(HEADER + REJECTIONS["bare-raise"][0])
+    out = run_cli(
+        "check",
+        "--output-format",
+        "concise",
+        "--no-cache",
+        "--select",
+        "VSL007",
+        ".",
+        cwd=tmp_path,
+    )
+    assert (out.returncode, out.stdout) == (0, "All checks passed!\n")
+
+
+@pytest.mark.fast
+def test_a_configured_family_gets_the_same_rule(tmp_path):
+    _hierarchy_module(
+        tmp_path,
+        "class KVCacheSpec: ...\nclass MambaSpec(KVCacheSpec): ...\n"
+        "class ConvSpec(KVCacheSpec): ...\nclass ShortConvSpec(ConvSpec): ...\n",
+    )
+    (tmp_path / "pyproject.toml").write_text(
+        "[tool.vllm-spec-lint]\nextend-families = [\n"
+        '  { name = "mamba", module = "vllm.v1.kv_cache_interface", '
+        'members = ["MambaSpec", "ShortConvSpec"] },\n]\n'
+    )
+    (tmp_path / "c.py").write_text(
+        "from vllm.v1.kv_cache_interface import ConvSpec\n\n\n"
+        "def check(spec):\n"
+        "    if isinstance(spec, ConvSpec):\n"
+        "        raise NotImplementedError('conv state layout')\n"
+    )
+    out = run_cli(
+        "check",
+        "--output-format",
+        "concise",
+        "--no-cache",
+        "--select",
+        "VSL007",
+        ".",
+        cwd=tmp_path,
+    )
+    assert out.stdout.splitlines()[0] == (
+        "c.py:5:25: VSL007 isinstance() check against ConvSpec also admits "
+        "ShortConvSpec, which has MambaSpec's layout"
+    )
+
+
+@pytest.mark.fast
+def test_flake8_reports_it_too(tmp_path):
+    import subprocess
+    import sys
+
+    (tmp_path / "c.py").write_text(HEADER + REJECTIONS["bare-raise"][0])
+    out = subprocess.run(
+        [sys.executable, "-m", "flake8", "--select", "VSL", "c.py"],
+        cwd=tmp_path, capture_output=True, text=True,
+    )  # fmt: skip
+    assert out.stdout.startswith(
+        "c.py:10:25: VSL007 isinstance() check against SlidingWindowSpec"
+    )
+
+
+# -- on vLLM releases ------------------------------------------------------------
+
+MORIIO = "vllm/distributed/kv_transfer/kv_connector/v1/moriio/moriio_connector.py"
+# (release, default-mode VSL007 sites, --strict count), read by hand: the
+# only default finding is MoRIIO's WRITE-mode rejection, which 0.34.0 fixed.
+RELEASES = [
+    ("0.29.0", [], 19),
+    ("0.33.0", [(MORIIO, 636, 45)], 28),
+    ("0.34.0", [], 27),  # its MoRIIO check now excludes the companion
+]
+
+
+@pytest.mark.parametrize("version, reported, strict", RELEASES)
+def test_releases(version, reported, strict):
+    tree = fetch_vllm(version)
+    default = run_cli(
+        "check",
+        "--no-cache",
+        "--select",
+        "VSL007",
+        "--output-format",
+        "json",
+        ".",
+        cwd=tree,
+    )
+    sites = [
+        (
+            f["filename"].split(f"{tree}/")[1],
+            f["location"]["row"],
+            f["location"]["column"],
+        )
+        for f in json.loads(default.stdout)
+    ]
+    assert sites == reported
+    everything = run_cli(
+        "check",
+        "--no-cache",
+        "--strict",
+        "--select",
+        "VSL007",
+        "--output-format",
+        "json",
+        ".",
+        cwd=tree,
+    )
+    assert len(json.loads(everything.stdout)) == strict
+
+
+def test_the_fix_on_vllm_0_33_is_what_0_34_wrote(tmp_path):
+    tree = fetch_vllm("0.33.0")
+    copy = tmp_path / "vllm-0.33.0"
+    (copy / MORIIO).parent.mkdir(parents=True)
+    shutil.copy(tree / MORIIO, copy / MORIIO)
+    shutil.copytree(tree / "vllm" / "v1", copy / "vllm" / "v1", dirs_exist_ok=True)
+    run_cli(
+        "fix", "--unsafe-fixes", "--no-cache", "--select", "VSL007", MORIIO, cwd=copy
+    )
+    fixed = (copy / MORIIO).read_text()
+    assert (
+        "                isinstance(g.kv_cache_spec, SlidingWindowSpec)\n"
+        "                and not isinstance(g.kv_cache_spec, SlidingWindowMLASpec)\n"
+        "                for g in kv_cache_config.transfer_groups\n"
+    ) in fixed
+    assert "    SlidingWindowMLASpec,\n    SlidingWindowSpec,\n" in fixed

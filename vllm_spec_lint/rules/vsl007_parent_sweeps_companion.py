@@ -1,0 +1,297 @@
+from __future__ import annotations
+
+import libcst as cst
+
+from vllm_spec_lint.model.class_tests import TypeTest
+from vllm_spec_lint.model.facts import ends_in, excludes
+from vllm_spec_lint.model.hierarchy import Family, short_name
+from vllm_spec_lint.model.syntax import target_key, walk
+from vllm_spec_lint.repair.plans import FixPlan, companion_expressions
+from vllm_spec_lint.rules.base import Example, Rule
+
+_PASSING = (cst.GeneratorExp, cst.Arg, cst.CompFor, cst.BooleanOperation)
+
+
+class ParentSweepsInCompanion(Rule):
+    """
+    Finds class tests against ``SlidingWindowSpec`` that sweep
+    ``SlidingWindowMLASpec`` in where the code means the ordinary K/V layout.
+
+    Why: ``SlidingWindowMLASpec`` derives from ``SlidingWindowSpec`` (it has a
+    sliding window) but stores its cache in ``MLAAttentionSpec``'s layout. A
+    test against ``SlidingWindowSpec`` admits it. That is right where the
+    code is about windowing (window size, which blocks leave the window),
+    which the companion shares, and wrong where it is about the layout or
+    the transfer path. vLLM 0.34.0 fixed one: MoRIIO's WRITE mode rejected
+    every sliding-window group, ``SlidingWindowMLASpec`` ones included, and
+    now adds ``and not isinstance(g.kv_cache_spec, SlidingWindowMLASpec)``
+    ("SlidingWindowMLASpec slots are MLA latents - WRITE handles them").
+
+    Which classes: a companion's own proper ancestors that the anchor does
+    not share (below their common ancestor), read from the hierarchy; for
+    vLLM, ``SlidingWindowSpec``, never ``AttentionSpec``. A family whose
+    companion has no such ancestor has nothing to report. A test is quiet
+    when it names the companion (an explicit inclusion) or the anchor (it
+    admits the anchor's layout as well), when its own
+    decision excludes it (``isinstance(s, SlidingWindowSpec) and not
+    isinstance(s, SlidingWindowMLASpec)``), when an earlier guard in the
+    function rules it out, or when the function tests the same value for it
+    elsewhere.
+
+    Precision first: by default only a test that *rejects* the class is
+    reported: when it holds, the code raises, returns ``False``/``None``, or
+    asserts the opposite. A rejection of sliding-window caches names a
+    path that does not handle them; whether it also cannot handle the MLA
+    layout's sliding-window layers is the question a reviewer should be
+    asked. Every other test is about what the companion shares and is left
+    out; ``--strict`` reports them all, each with its reason.
+
+    Fix (unsafe: it changes which values the test admits, which is the point
+    for a real sweep and a regression where the companion belongs; only a
+    person can tell which): exclude the companion explicitly,
+    ``(isinstance(x, SlidingWindowSpec) and not isinstance(x,
+    SlidingWindowMLASpec))``, importing it where ``SlidingWindowSpec`` comes
+    from. Tests through the MRO or by name get no automatic fix.
+
+    Two ways forward: a test that must keep the companion out gets the
+    exclusion (the fix); one that includes it on purpose says so by naming
+    it, ``isinstance(x, (SlidingWindowSpec, SlidingWindowMLASpec))``, or
+    keeps the code. Suppress such a site with ``# noqa: VSL007`` and a reason
+    on the reported line (``check --add-noqa`` adds one to every reported
+    line).
+    """
+
+    CODE = "VSL007"
+    NAME = "parent-sweeps-in-companion"
+    SUMMARY = (
+        "a test against SlidingWindowSpec that rejects it also rejects "
+        "SlidingWindowMLASpec"
+    )
+
+    VALID = [
+        # The companion excluded explicitly: vLLM 0.34.0's MoRIIO fix.
+        "from vllm.v1.kv_cache_interface import SlidingWindowMLASpec, SlidingWindowSpec\n\n"
+        "def check(groups):\n"
+        "    if any(\n"
+        "        isinstance(g, SlidingWindowSpec) and not isinstance(g, SlidingWindowMLASpec)\n"
+        "        for g in groups\n"
+        "    ):\n"
+        "        raise NotImplementedError('sliding window')\n",
+        # Windowing: the companion shares it.
+        "from vllm.v1.kv_cache_interface import SlidingWindowSpec\n\n"
+        "def window(spec):\n"
+        "    if isinstance(spec, SlidingWindowSpec):\n"
+        "        return spec.sliding_window\n"
+        "    return 0\n",
+        # Included on purpose.
+        "from vllm.v1.kv_cache_interface import SlidingWindowMLASpec, SlidingWindowSpec\n\n"
+        "def check(spec):\n"
+        "    if isinstance(spec, (SlidingWindowSpec, SlidingWindowMLASpec)):\n"
+        "        raise NotImplementedError('sliding window')\n",
+        # Narrowed: the companion was handled first.
+        "from vllm.v1.kv_cache_interface import SlidingWindowMLASpec, SlidingWindowSpec\n\n"
+        "def check(spec):\n"
+        "    if isinstance(spec, SlidingWindowMLASpec):\n"
+        "        return True\n"
+        "    if isinstance(spec, SlidingWindowSpec):\n"
+        "        raise NotImplementedError('sliding window')\n"
+        "    return True\n",
+        # The common ancestor admits both layouts alike: not a sweep.
+        "from vllm.v1.kv_cache_interface import AttentionSpec\n\n"
+        "def check(spec):\n"
+        "    if isinstance(spec, AttentionSpec):\n"
+        "        raise NotImplementedError('attention')\n",
+    ]
+    INVALID = [
+        # vLLM 0.33.0's MoRIIO WRITE-mode check.
+        Example(
+            "from vllm.v1.kv_cache_interface import SlidingWindowSpec\n\n"
+            "def check(mode, groups):\n"
+            "    if mode == 'write' and any(\n"
+            "        isinstance(g.kv_cache_spec, SlidingWindowSpec) for g in groups\n"
+            "    ):\n"
+            "        raise NotImplementedError('WRITE mode does not support sliding window')\n",
+            position=(5, 37),
+        ),
+        Example(
+            "from vllm.v1.kv_cache_interface import SlidingWindowSpec\n\n"
+            "def supported(spec):\n"
+            "    if isinstance(spec, SlidingWindowSpec):\n"
+            "        return False\n"
+            "    return True\n",
+            position=(4, 25),
+        ),
+        Example(
+            "from vllm.v1.kv_cache_interface import SlidingWindowSpec\n\n"
+            "def check(spec):\n"
+            "    assert not isinstance(spec, SlidingWindowSpec), 'K/V layout only'\n",
+            position=(4, 33),
+        ),
+        Example(
+            "import vllm.v1.kv_cache_interface as kci\n\n"
+            "def check(spec):\n"
+            "    if not isinstance(spec, kci.MambaSpec | kci.SlidingWindowSpec):\n"
+            "        return True\n"
+            "    else:\n"
+            "        raise ValueError('K/V layout')\n",
+            position=(4, 45),
+        ),
+    ]
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self._check(node)
+
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        self._check(node)
+
+    def _check(self, node: cst.CSTNode) -> None:
+        test = self.model.tests.type_test(node)
+        # An exact test never matches a subclass: only these sweep it in.
+        if test is None or test.exact or test.kind not in ("isinstance", "mro"):
+            return
+        hierarchy = self.model.hierarchy
+        for family in self.model.families:
+            for companion, parents in hierarchy.companion_parents(family).items():
+                refs = [
+                    r for r in test.refs if r.qualname in parents and not r.via_constant
+                ]
+                if not refs or companion in test.named:
+                    continue
+                # A test that admits the anchor's layout too is no sweep.
+                if test.named & hierarchy.ancestors(family.anchor):
+                    continue
+                decision = self.model.facts.decision(node, test.target, test.positive)
+                if any(excludes(f, companion, hierarchy) for f in decision):
+                    continue
+                if self._excluded_beside(test, companion):
+                    continue
+                reason = self._quiet_reason(test, family, companion)
+                for ref in refs:
+                    self.report(
+                        ref.node,
+                        f"{_written(self.model, node)} check against "
+                        f"{short_name(ref.qualname)} also admits "
+                        f"{short_name(companion)}, which has "
+                        f"{short_name(family.anchor)}'s layout",
+                        self._fix(test, ref.node, companion),
+                        reason,
+                        family=family,
+                    )
+
+    def _excluded_beside(self, test: TypeTest, companion: str) -> bool:
+        """An operand of the same ``and`` chain rules the companion out:
+        ``isinstance(x, P) and not isinstance(x, C)``."""
+        model, hierarchy = self.model, self.model.hierarchy
+        key = target_key(test.target)
+        chain, parent = test.node, model.parent(test.node)
+        while isinstance(parent, cst.BooleanOperation) and isinstance(
+            parent.operator, cst.And
+        ):
+            chain, parent = parent, model.parent(parent)
+        for operand in walk(chain):
+            if not (
+                isinstance(operand, cst.UnaryOperation)
+                and isinstance(operand.operator, cst.Not)
+            ):
+                continue
+            other = model.tests.type_test(operand.expression)
+            if (
+                other
+                and other.positive
+                and target_key(other.target) == key
+                and other.named & hierarchy.ancestors(companion)
+            ):
+                return True
+        return False
+
+    def _quiet_reason(self, test: TypeTest, family: Family, companion: str):
+        narrowing = self.model.narrowing
+        return (
+            narrowing.unreachable(
+                test.node, test.target, family, [companion], test.positive
+            )
+            or narrowing.considered(test.node, test.target, [companion])
+            or (
+                None
+                if rejects_when_it_holds(self.model, test.node, test.positive)
+                else f"shared: the test does not reject the class; "
+                f"{short_name(companion)} shares what it is about here"
+            )
+        )
+
+    def _fix(self, test: TypeTest, anchor, companion: str) -> FixPlan | None:
+        node = test.node
+        if test.kind != "isinstance" or not isinstance(node, cst.Call):
+            return None
+        named = companion_expressions(self.model, anchor, [companion])
+        if named is None:
+            return None
+        [value], imports = named
+        exclusion = cst.UnaryOperation(
+            cst.Not(),
+            node.with_changes(
+                args=[node.args[0].with_changes(comma=cst.MaybeSentinel.DEFAULT),
+                      cst.Arg(value)],
+                lpar=(),
+                rpar=(),
+            ),
+        )  # fmt: skip
+        replacement = cst.BooleanOperation(
+            node.with_changes(lpar=(), rpar=()), cst.And(), exclusion
+        )
+        if isinstance(self.model.parent(node), (cst.UnaryOperation, cst.Attribute)):
+            replacement = replacement.with_changes(
+                lpar=[cst.LeftParen()], rpar=[cst.RightParen()]
+            )
+        return FixPlan(
+            node, replacement, f"Exclude {short_name(companion)}", anchor, imports
+        )
+
+
+def _written(model, node: cst.CSTNode) -> str:
+    if isinstance(node, cst.Call) and model.names.is_builtin(node.func, "issubclass"):
+        return "issubclass()"
+    if isinstance(node, cst.Call) and model.names.is_builtin(node.func, "isinstance"):
+        return "isinstance()"
+    return "MRO test"
+
+
+def rejects_when_it_holds(model, node: cst.CSTNode, positive: bool) -> bool:
+    """When the test holds, the code rejects the value: the branch it takes
+    raises or returns ``False``/``None``, or an ``assert`` wants the opposite."""
+    negations = 0 if positive else 1
+    child, parent = node, model.parent(node)
+    while parent is not None:
+        if isinstance(parent, cst.UnaryOperation) and isinstance(
+            parent.operator, cst.Not
+        ):
+            negations += 1
+        elif isinstance(parent, cst.Call):
+            if not any(model.names.is_builtin(parent.func, q) for q in ("any", "all")):
+                return False
+        elif isinstance(parent, cst.Assert) and child is parent.test:
+            return negations % 2 == 1
+        elif isinstance(parent, cst.If) and child is parent.test:
+            taken = parent.body if negations % 2 == 0 else parent.orelse
+            if isinstance(taken, cst.Else):
+                taken = taken.body
+            return isinstance(taken, cst.BaseSuite) and _refuses(taken)
+        elif not isinstance(parent, _PASSING):
+            return False
+        child, parent = parent, model.parent(parent)
+    return False
+
+
+def _refuses(block: cst.BaseSuite) -> bool:
+    if ends_in(block, cst.Raise):
+        return True
+    body = block.body
+    first = body[0] if body else None
+    if isinstance(first, cst.SimpleStatementLine):
+        first = first.body[0]
+    if isinstance(first, cst.Return):
+        value = first.value
+        return value is None or (
+            isinstance(value, cst.Name) and value.value in ("False", "None")
+        )
+    return False
