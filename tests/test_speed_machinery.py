@@ -253,14 +253,52 @@ def _json(tree, *args):
     return json.loads(out.stdout)
 
 
+# Every finding of the example tree and the corpus in strict mode, written
+# out: the runs below compare the tool with itself, this pins what it says.
+STRICT_SITES = [
+    ("corpus/vllm/v1/worker/kv_dispatch.py", 18, 5, "VSL006"),
+    ("corpus/vllm/v1/worker/kv_dispatch.py", 41, 32, "VSL005"),
+    ("corpus/vllm/v1/worker/kv_dispatch.py", 51, 35, "VSL005"),
+    ("corpus/vllm/v1/worker/kv_dispatch.py", 66, 13, "VSL006"),
+    ("corpus/vllm/v1/worker/kv_layout.py", 8, 1, "VSL004"),
+    ("corpus/vllm/v1/worker/kv_layout.py", 15, 65, "VSL001"),
+    ("corpus/vllm/v1/worker/kv_layout.py", 33, 25, "VSL001"),
+    ("corpus/vllm/v1/worker/kv_layout.py", 40, 14, "VSL003"),
+    (
+        "vllm/distributed/kv_transfer/kv_connector/v1/nixl/base_worker.py",
+        19,
+        52,
+        "VSL001",
+    ),
+    ("vllm/v1/core/layout.py", 12, 1, "VSL004"),
+    ("vllm/v1/core/layout.py", 21, 22, "VSL002"),
+    ("vllm/v1/core/layout.py", 28, 14, "VSL003"),
+    ("vllm/v1/core/layout.py", 42, 53, "VSL001"),
+]
+
+
+def _sites(findings, tree) -> list[tuple[str, int, int, str]]:
+    return [
+        (
+            f["filename"].split(f"{tree}/")[1],
+            f["location"]["row"],
+            f["location"]["column"],
+            f["code"],
+        )
+        for f in findings
+    ]
+
+
 def test_same_findings_in_the_same_order_for_any_number_of_jobs(tree):
     one = _json(tree, "--no-cache", "-j", "1")
+    assert _sites(one, tree) == STRICT_SITES
     assert one == _json(tree, "--no-cache", "-j", "2")
     assert one == _json(tree, "--no-cache", "-j", "4")
 
 
 def test_warm_cache_gives_the_cold_results(tree):
     cold = _json(tree, "--no-cache")
+    assert _sites(cold, tree) == STRICT_SITES
     assert not (tree / ".vllm_spec_lint_cache").exists()
     assert _json(tree) == cold  # fills the cache
     entries = [
