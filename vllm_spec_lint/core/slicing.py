@@ -65,6 +65,10 @@ class Screen:
     # qualified name, one entry per family.
     families: tuple[tuple[str, tuple[tuple[str, frozenset[str]], ...]], ...]
     module_name: str | None = None
+    # The companions' own parents (VSL007), by short name: a test of one is a
+    # candidate only where it can be reported (a rejection, unless strict).
+    parents: frozenset[str] = frozenset()
+    strict: bool = False
 
     @classmethod
     def build(
@@ -85,6 +89,8 @@ class Screen:
         )
         families += parents
         return cls(
+            parents=frozenset(short_name(p) for p, _ in parents),
+            strict=config.strict,
             anchors=frozenset(short_name(a) for a, _ in families),
             class_names=frozenset(short_name(c) for c in hierarchy.classes())
             | {m for f in config.families for m in f.members},
@@ -178,6 +184,21 @@ def _table_keys(node: ast.AST) -> list[ast.AST]:
     return [k for k in node.keys if k is not None] if isinstance(node, ast.Dict) else []
 
 
+def _refuses(body: list[ast.stmt]) -> bool:
+    """A branch that raises at its end or returns ``False``/``None`` first."""
+    if not body:
+        return False
+    if isinstance(body[-1], ast.Raise):
+        return True
+    first = body[0]
+    return isinstance(first, ast.Return) and (
+        first.value is None
+        or (
+            isinstance(first.value, ast.Constant) and first.value.value in (False, None)
+        )
+    )
+
+
 def _is_class_test(node: ast.AST) -> bool:
     """Nodes a finding can sit in: class tests and class patterns."""
     if isinstance(node, (ast.Compare, ast.MatchClass)):
@@ -251,6 +272,9 @@ class _Scan:
         # table names an anchor.
         self.dispatch_rows: list[int] = []
         self.dispatches_anchor = False
+        # Tests inside the test of an `if` that rejects in a branch, or of an
+        # assert: where a VSL007 finding can be (a superset, by position).
+        self.rejecting: set[int] = set()
 
     def run(self, tree: ast.Module, rows: list[int]) -> None:
         # Each node with the scope it is in: "module", "class" or "function".
@@ -291,6 +315,10 @@ class _Scan:
                 self._trust(name, f"{screen.module_name}.{name}")
             else:
                 self.rebound.add(name)
+        if isinstance(node, ast.Assert) or (
+            isinstance(node, ast.If) and (_refuses(node.body) or _refuses(node.orelse))
+        ):
+            self.rejecting.update(id(n) for n in ast.walk(node.test))
         if _is_class_test(node):
             self.tests.append((node.lineno, node))
         elif _is_dispatch(node, self.dispatch_aliases):
@@ -329,12 +357,19 @@ class _Scan:
             self.rebound.add(name)
 
     def _names_word(self, node: ast.AST) -> bool:
-        return any(_word(n) in self.words for n in ast.walk(node))
+        """Names an anchor (not only a companion's parent: VSL007 reads
+        class tests alone)."""
+        anchors = self.words - self.screen.parents
+        return any(_word(n) in anchors for n in ast.walk(node))
 
     def _is_candidate(self, test: ast.AST) -> bool:
         anchors_named = {_word(n) for n in ast.walk(test)} & self.words
         if not anchors_named:
             return False
+        if anchors_named <= self.screen.parents and not (
+            self.screen.strict or id(test) in self.rejecting
+        ):
+            return False  # VSL007 reports only rejections by default
         if isinstance(test, ast.MatchClass):
             return True
         refs = {
