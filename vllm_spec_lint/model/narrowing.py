@@ -246,26 +246,37 @@ def _if_statement_of(model, node: cst.CSTNode):
     return parent, list(block.body)
 
 
-def _failure_skips(model, node: cst.CSTNode, statement: cst.If) -> bool:
-    """A failing ``node`` makes the ``if``'s test false (``and`` chains,
-    ``any``/``all`` over generators, an even number of ``not``)."""
+def decision_of(model, node: cst.CSTNode, *, through_or: bool = False):
+    """The ``if`` or ``assert`` whose test decides on ``node``, reached
+    through ``not``, ``and`` (also ``or`` with ``through_or``), ``any``/``all``
+    and generators: ``(statement, negations on the way)``, or None when
+    something else stands between (an assignment, another call)."""
     negations = 0
     child, parent = node, model.parent(node)
-    while child is not statement.test:
+    while parent is not None:
+        if isinstance(parent, (cst.If, cst.Assert)):
+            return (parent, negations) if child is parent.test else None
         if isinstance(parent, cst.UnaryOperation) and isinstance(
             parent.operator, cst.Not
         ):
             negations += 1
         elif isinstance(parent, cst.BooleanOperation):
-            if not isinstance(parent.operator, cst.And):
-                return False
+            if not (through_or or isinstance(parent.operator, cst.And)):
+                return None
         elif isinstance(parent, cst.Call):
             if not any(model.names.is_builtin(parent.func, q) for q in ("any", "all")):
-                return False
+                return None
         elif not isinstance(parent, (cst.GeneratorExp, cst.Arg, cst.CompFor)):
-            return False
+            return None
         child, parent = parent, model.parent(parent)
-    return negations % 2 == 0
+    return None
+
+
+def _failure_skips(model, node: cst.CSTNode, statement: cst.If) -> bool:
+    """A failing ``node`` makes the ``if``'s test false (``and`` chains,
+    ``any``/``all`` over generators, an even number of ``not``)."""
+    found = decision_of(model, node)
+    return found is not None and found[0] is statement and found[1] % 2 == 0
 
 
 def _cannot_let_out(statement: cst.CSTNode, value: str) -> bool:

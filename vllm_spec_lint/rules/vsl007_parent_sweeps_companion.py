@@ -5,11 +5,10 @@ import libcst as cst
 from vllm_spec_lint.model.class_tests import TypeTest
 from vllm_spec_lint.model.facts import ends_in, excludes
 from vllm_spec_lint.model.hierarchy import Family, short_name
+from vllm_spec_lint.model.narrowing import decision_of
 from vllm_spec_lint.model.syntax import target_key, walk
 from vllm_spec_lint.repair.plans import FixPlan, companion_expressions
 from vllm_spec_lint.rules.base import Example, Rule
-
-_PASSING = (cst.GeneratorExp, cst.Arg, cst.CompFor, cst.BooleanOperation)
 
 
 class ParentSweepsInCompanion(Rule):
@@ -259,27 +258,17 @@ def _written(model, node: cst.CSTNode) -> str:
 def rejects_when_it_holds(model, node: cst.CSTNode, positive: bool) -> bool:
     """When the test holds, the code rejects the value: the branch it takes
     raises or returns ``False``/``None``, or an ``assert`` wants the opposite."""
-    negations = 0 if positive else 1
-    child, parent = node, model.parent(node)
-    while parent is not None:
-        if isinstance(parent, cst.UnaryOperation) and isinstance(
-            parent.operator, cst.Not
-        ):
-            negations += 1
-        elif isinstance(parent, cst.Call):
-            if not any(model.names.is_builtin(parent.func, q) for q in ("any", "all")):
-                return False
-        elif isinstance(parent, cst.Assert) and child is parent.test:
-            return negations % 2 == 1
-        elif isinstance(parent, cst.If) and child is parent.test:
-            taken = parent.body if negations % 2 == 0 else parent.orelse
-            if isinstance(taken, cst.Else):
-                taken = taken.body
-            return isinstance(taken, cst.BaseSuite) and _refuses(taken)
-        elif not isinstance(parent, _PASSING):
-            return False
-        child, parent = parent, model.parent(parent)
-    return False
+    found = decision_of(model, node, through_or=True)
+    if found is None:
+        return False
+    statement, negations = found
+    holds_when_true = (negations + (0 if positive else 1)) % 2 == 0
+    if isinstance(statement, cst.Assert):
+        return not holds_when_true
+    taken = statement.body if holds_when_true else statement.orelse
+    if isinstance(taken, cst.Else):
+        taken = taken.body
+    return isinstance(taken, cst.BaseSuite) and _refuses(taken)
 
 
 def _refuses(block: cst.BaseSuite) -> bool:
