@@ -91,18 +91,27 @@ def _lines(text: str) -> list[str]:
 
 def _fix_diff(source: str, fix) -> list[str]:
     """The fix as ruff shows it: changed lines with one line of context,
-    numbered as in the fixed file; removed lines unnumbered."""
+    numbered as in the fixed file; removed lines unnumbered. Only the rows
+    around the edits are compared (a whole file would cost a diff of
+    thousands of lines per finding)."""
     import difflib
 
     from vllm_spec_lint.repair.text import apply_fixes
 
     fixed, _, _ = apply_fixes(source, [fix])
     before, after = _lines(source), _lines(fixed)
-    matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
-    groups = list(matcher.get_grouped_opcodes(_DIFF_CONTEXT))
     width = len(str(len(after)))
     gutter = " " * width
     out = [f"{gutter} |"]
+    groups = []
+    for (o1, o2), (n1, n2) in _edit_windows(fix, len(before)):
+        matcher = difflib.SequenceMatcher(
+            None, before[o1:o2], after[n1:n2], autojunk=False
+        )
+        groups += [
+            [(tag, o1 + i1, o1 + i2, n1 + j1, n1 + j2) for tag, i1, i2, j1, j2 in group]
+            for group in matcher.get_grouped_opcodes(_DIFF_CONTEXT)
+        ]
     for index, group in enumerate(groups):
         if index:
             out.append(f"{gutter} ...")
@@ -116,6 +125,31 @@ def _fix_diff(source: str, fix) -> list[str]:
             out += [f"{j + 1:>{width}} + {after[j]}".rstrip() for j in range(j1, j2)]
     out.append(f"{gutter} |")
     return out
+
+
+def _edit_windows(fix, rows: int):
+    """Per group of nearby edits, the 0-based row ranges ``(start, end)`` it
+    covers in the file before and after the fix, with one row of context."""
+    from vllm_spec_lint.model.lines import NEWLINE
+
+    spans = sorted(
+        (e.location[0], e.end_location[0], len(NEWLINE.findall(e.content)))
+        for e in fix.edits
+    )
+    groups: list[list[int]] = []  # [first row, last row, rows added]
+    for first, last, newlines in spans:
+        added = newlines - (last - first)
+        if groups and first <= groups[-1][1] + 2 * _DIFF_CONTEXT:
+            groups[-1][1] = max(groups[-1][1], last)
+            groups[-1][2] += added
+        else:
+            groups.append([first, last, added])
+    shift = 0
+    for first, last, added in groups:
+        start = max(first - 1 - _DIFF_CONTEXT, 0)
+        end = min(last + _DIFF_CONTEXT, rows)
+        yield (start, end), (start + shift, end + shift + added)
+        shift += added
 
 
 def plural(count: int, noun: str, nouns: str | None = None) -> str:
