@@ -57,7 +57,7 @@ def test_add_sliding_window_mla_codemod_summary(example_tree):
 def test_add_sliding_window_mla_codemod_diff_writes_nothing(example_tree):
     before = {p: p.read_bytes() for p in example_tree.rglob("*.py")}
     out = run_cli("codemod", "add-sliding-window-mla", "--diff", ".", cwd=example_tree)
-    assert out.returncode == 0
+    assert out.returncode == 1  # something would change, as `check --diff`
     assert "+    SlidingWindowMLASpec," in out.stdout
     assert "2 would change" in out.stderr
     assert {p: p.read_bytes() for p in example_tree.rglob("*.py")} == before
@@ -312,7 +312,7 @@ def test_nixl_codemod_diff(tmp_path):
     worker = tmp_path / "base_worker.py"
     worker.write_text(WORKER_WITH_MORE_CHECKS)
     out = run_cli("codemod", "nixl-mla-region", "--diff", str(worker))
-    assert out.returncode == 0
+    assert out.returncode == 1
     assert out.stdout == (
         f"--- {worker}\n+++ {worker}\n"
         "@@ -3,6 +3,7 @@\n"
@@ -435,7 +435,7 @@ def test_codemod_shows_progress_on_a_terminal_and_warnings(tmp_path, monkeypatch
     monkeypatch.chdir(tmp_path)
     err = Terminal()
     monkeypatch.setattr(sys, "stderr", err)
-    assert cli.main(["codemod", "add-sliding-window-mla", "--diff", "."]) == 0
+    assert cli.main(["codemod", "add-sliding-window-mla", "--diff", "."]) == 1
     assert err.getvalue() == (
         "\r[###############...............] 1/2 files"
         "\r[##############################] 2/2 files\n"

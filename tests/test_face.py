@@ -274,7 +274,7 @@ def test_every_option_has_help_and_shows_its_default():
 def test_codemod_diff_says_would_fix(tmp_path):
     shutil.copytree(REPO / "examples", tmp_path / "ex")
     out = run_cli("codemod", "add-sliding-window-mla", "--diff", cwd=tmp_path / "ex")
-    assert out.returncode == 0
+    assert out.returncode == 1  # as `check --diff`: there is something to change
     assert out.stderr.endswith(
         "11 files checked, 2 would change, 5 findings would fix, 0 failures "
         "(VSL001: 2, VSL002: 1, VSL003: 1, VSL004: 1)\n"

@@ -149,6 +149,18 @@ async def test_a_buffer_that_does_not_parse_keeps_no_stale_diagnostics(client, p
     assert [d.code for d in await _diagnostics(client, uri)] == ["VSL001"]
 
 
+async def test_save_checks_again(client, project):
+    uri = (project / "worker.py").as_uri()
+    _open(client, uri, WORKER)
+    assert [d.code for d in await _diagnostics(client, uri)] == ["VSL001"]
+    (project / "pyproject.toml").write_text("[tool.vllm-spec-lint]\nstrict = true\n")
+    client.text_document_did_save(
+        types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri))
+    )
+    # Saved: checked again (the settings are the folder's, read once).
+    assert [d.code for d in await _diagnostics(client, uri)] == ["VSL001"]
+
+
 async def test_close_clears_the_diagnostics(client, project):
     uri = (project / "worker.py").as_uri()
     _open(client, uri, WORKER)

@@ -29,8 +29,8 @@ COMMANDS = {
     "check-diff": (["check", "--no-cache", "--diff"], 0),
     "check-diff-unsafe": (["check", "--no-cache", "--diff", "--unsafe-fixes"], 1),
     "fix": (["fix", "--no-cache"], 1),
-    "codemod-add": (["codemod", "add-sliding-window-mla", "--diff"], 0),
-    "codemod-nixl": (["codemod", "nixl-mla-region", "--diff"], 0),
+    "codemod-add": (["codemod", "add-sliding-window-mla", "--diff"], 1),
+    "codemod-nixl": (["codemod", "nixl-mla-region", "--diff"], 1),
     "families": (["families"], 0),
     "families-discover": (["families", "--discover"], 0),
 }

@@ -18,7 +18,9 @@ CHECK = "is_mla = isinstance(spec, MLAAttentionSpec)\n"
 
 def test_a_stub_file_is_checked(tmp_path):
     (tmp_path / "layers.pyi").write_text(KCI + CHECK)
-    out = run_cli("check", "--output-format", "concise", "--no-cache", ".", cwd=tmp_path)
+    out = run_cli(
+        "check", "--output-format", "concise", "--no-cache", ".", cwd=tmp_path
+    )
     assert out.returncode == 1
     assert out.stdout.splitlines()[0] == (
         "layers.pyi:2:27: VSL001 isinstance() check against MLAAttentionSpec "
@@ -69,7 +71,9 @@ def test_a_package_change_is_seen_through_the_cache(tmp_path):
         ("pyproject.toml", "[tool.ruff.lint]\nselect = ['E']\n"),
     ],
 )
-def test_each_ruff_configuration_is_detected_over_a_yapf_one_above(tmp_path, name, text):
+def test_each_ruff_configuration_is_detected_over_a_yapf_one_above(
+    tmp_path, name, text
+):
     """The fallback is ruff too: a yapf configuration in the folder above
     makes a missed ruff configuration show (yapf would be found instead)."""
     (tmp_path / ".style.yapf").write_text("[style]\nbased_on_style = pep8\n")

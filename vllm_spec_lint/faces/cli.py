@@ -791,7 +791,10 @@ def command_codemod(args: argparse.Namespace, config: Config) -> int:
         )
     failures = _report_failures(result)
     print(_codemod_summary(result, changed, failures, diff=args.diff), file=sys.stderr)
-    return EXIT_ERROR if failures else EXIT_CLEAN
+    if failures:
+        return EXIT_ERROR
+    # As `check --diff`: 1 when there is something the run would change.
+    return EXIT_FINDINGS if args.diff and changed else EXIT_CLEAN
 
 
 def _codemod_summary(result, changed, failures: int, *, diff: bool) -> str:
@@ -853,6 +856,7 @@ def _codemod_nixl(args: argparse.Namespace) -> int:
         elif args.diff:
             fixed = outcome.text.encode(encoding)
             sys.stdout.write(_diff(str(path), source, fixed))
+            status = max(status, EXIT_FINDINGS)
         else:
             try:
                 write_atomically(path, source, outcome.text.encode(encoding))
