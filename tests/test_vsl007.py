@@ -89,6 +89,13 @@ REJECTIONS = {
         "        raise NotImplementedError('sliding window')\n",
         [(10, 26)],
     ),
+    "match-case": (
+        "def check(spec):\n"
+        "    match spec:\n"
+        "        case SlidingWindowSpec(sliding_window=w):\n"
+        "            raise NotImplementedError(f'K/V layout only, window {w}')\n",
+        [(11, 14)],
+    ),
 }
 
 # Twins that stay quiet by default, and why (what --strict says).
@@ -139,6 +146,23 @@ QUIET = {
         "def check(spec):\n"
         "    if isinstance(spec, (MLAAttentionSpec, SlidingWindowSpec)):\n"
         "        raise NotImplementedError('MLA or sliding window')\n",
+        None,
+    ),
+    "match-case-windowing": (
+        "def window(spec):\n"
+        "    match spec:\n"
+        "        case SlidingWindowSpec(sliding_window=w):\n"
+        "            return w\n"
+        "    return 0\n",
+        "shared:",
+    ),
+    "match-case-after-the-companion": (
+        "def check(spec):\n"
+        "    match spec:\n"
+        "        case SlidingWindowMLASpec():\n"
+        "            return True\n"
+        "        case SlidingWindowSpec():\n"
+        "            raise NotImplementedError('K/V layout only')\n",
         None,
     ),
     "common-ancestor": (

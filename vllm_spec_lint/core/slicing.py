@@ -319,6 +319,8 @@ class _Scan:
             isinstance(node, ast.If) and (_refuses(node.body) or _refuses(node.orelse))
         ):
             self.rejecting.update(id(n) for n in ast.walk(node.test))
+        elif isinstance(node, ast.match_case) and _refuses(node.body):
+            self.rejecting.update(id(n) for n in ast.walk(node.pattern))
         if _is_class_test(node):
             self.tests.append((node.lineno, node))
         elif _is_dispatch(node, self.dispatch_aliases):

@@ -9,6 +9,10 @@ from vllm_spec_lint.model.narrowing import decision_of
 from vllm_spec_lint.model.syntax import target_key, walk
 from vllm_spec_lint.repair.plans import FixPlan, companion_expressions
 from vllm_spec_lint.rules.base import Example, Rule
+from vllm_spec_lint.rules.vsl003_match_class import (
+    catches_every_instance,
+    class_patterns,
+)
 
 
 class ParentSweepsInCompanion(Rule):
@@ -45,12 +49,18 @@ class ParentSweepsInCompanion(Rule):
     asked. Every other test is about what the companion shares and is left
     out; ``--strict`` reports them all, each with its reason.
 
+    A class pattern, ``case SlidingWindowSpec():``, is read alike: quiet when
+    an earlier case took the companion or the same case names it or the
+    anchor; reported when its body rejects (raises, returns
+    ``False``/``None``).
+
     Fix (unsafe: it changes which values the test admits, which is the point
     for a real sweep and a regression where the companion belongs; only a
     person can tell which): exclude the companion explicitly,
     ``(isinstance(x, SlidingWindowSpec) and not isinstance(x,
     SlidingWindowMLASpec))``, importing it where ``SlidingWindowSpec`` comes
-    from. Tests through the MRO or by name get no automatic fix.
+    from. Tests through the MRO or by name, and class patterns, get no
+    automatic fix.
 
     Two ways forward: a test that must keep the companion out gets the
     exclusion (the fix); one that includes it on purpose says so by naming
@@ -95,6 +105,14 @@ class ParentSweepsInCompanion(Rule):
         "    if isinstance(spec, SlidingWindowSpec):\n"
         "        raise NotImplementedError('sliding window')\n"
         "    return True\n",
+        # An earlier case took the companion.
+        "from vllm.v1.kv_cache_interface import SlidingWindowMLASpec, SlidingWindowSpec\n\n"
+        "def check(spec):\n"
+        "    match spec:\n"
+        "        case SlidingWindowMLASpec():\n"
+        "            return True\n"
+        "        case SlidingWindowSpec():\n"
+        "            raise NotImplementedError('K/V layout only')\n",
         # The common ancestor admits both layouts alike: not a sweep.
         "from vllm.v1.kv_cache_interface import AttentionSpec\n\n"
         "def check(spec):\n"
@@ -102,6 +120,14 @@ class ParentSweepsInCompanion(Rule):
         "        raise NotImplementedError('attention')\n",
     ]
     INVALID = [
+        Example(
+            "from vllm.v1.kv_cache_interface import SlidingWindowSpec\n\n"
+            "def check(spec):\n"
+            "    match spec:\n"
+            "        case SlidingWindowSpec():\n"
+            "            raise NotImplementedError('K/V layout only')\n",
+            position=(5, 14),
+        ),
         # vLLM 0.33.0's MoRIIO WRITE-mode check.
         Example(
             "from vllm.v1.kv_cache_interface import SlidingWindowSpec\n\n"
@@ -136,6 +162,45 @@ class ParentSweepsInCompanion(Rule):
             position=(4, 45),
         ),
     ]
+
+    def visit_Match(self, node: cst.Match) -> None:
+        """``case SlidingWindowSpec():`` admits the companion too, unless an
+        earlier case took it or the same case names it or the anchor."""
+        model, hierarchy = self.model, self.model.hierarchy
+        earlier: set[str] = set()  # classes whose every instance a case took
+        for case in node.cases:
+            patterns = [
+                (p, model.names.class_of(p.cls)) for p in class_patterns(case.pattern)
+            ]
+            named = {cls for _, cls in patterns if cls}
+            for family in model.families:
+                for companion, parents in hierarchy.companion_parents(family).items():
+                    taken = earlier | named
+                    if taken & (hierarchy.ancestors(companion) - set(parents)) or (
+                        taken & hierarchy.ancestors(family.anchor)
+                    ):
+                        continue
+                    for pattern, cls in patterns:
+                        if cls not in parents:
+                            continue
+                        reason = None
+                        if not _refuses(case.body):
+                            reason = (
+                                "shared: the case does not reject the class; "
+                                f"{short_name(companion)} shares what it is about here"
+                            )
+                        self.report(
+                            pattern.cls,
+                            f"case {short_name(cls)}() also admits "
+                            f"{short_name(companion)}, which has "
+                            f"{short_name(family.anchor)}'s layout",
+                            None,
+                            reason,
+                            family=family,
+                        )
+            earlier |= {
+                cls for p, cls in patterns if cls and catches_every_instance(case, p)
+            }
 
     def visit_Call(self, node: cst.Call) -> None:
         self._check(node)
