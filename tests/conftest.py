@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -25,6 +26,16 @@ def findings(source: str, *, module: str | None = None, config: Config | None = 
 
 def codes(source: str, **kwargs) -> list[str]:
     return [code for code, _, _ in findings(source, **kwargs)]
+
+
+@pytest.fixture
+def examples(tmp_path) -> Path:
+    """A copy of the example tree (5 findings, the NIXL worker, no
+    settings), without a cache a developer's own run may have left."""
+    tree = tmp_path / "examples"
+    no_cache = shutil.ignore_patterns(".vllm_spec_lint_cache")
+    shutil.copytree(REPO / "examples", tree, ignore=no_cache)
+    return tree
 
 
 def write_covering_hierarchy(root: Path) -> Path:

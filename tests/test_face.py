@@ -149,8 +149,7 @@ def test_the_unsafe_note_is_ruffs_own_words(tmp_path):
 
 
 @pytest.mark.fast
-def test_statistics_as_ruff_prints_them(tmp_path):
-    shutil.copytree(REPO / "examples", tmp_path / "ex")
+def test_statistics_as_ruff_prints_them(examples):
     out = run_cli(
         "check",
         "--no-cache",
@@ -158,7 +157,7 @@ def test_statistics_as_ruff_prints_them(tmp_path):
         "--extend-safe-fixes",
         "VSL001",
         ".",
-        cwd=tmp_path / "ex",
+        cwd=examples,
     )
     assert out.stdout == (
         "2\tVSL001\t[*] isinstance-leaves-out-companion\n"
@@ -271,9 +270,8 @@ def test_every_option_has_help_and_shows_its_default():
 
 
 @pytest.mark.fast
-def test_codemod_diff_says_would_fix(tmp_path):
-    shutil.copytree(REPO / "examples", tmp_path / "ex")
-    out = run_cli("codemod", "add-sliding-window-mla", "--diff", cwd=tmp_path / "ex")
+def test_codemod_diff_says_would_fix(examples):
+    out = run_cli("codemod", "add-sliding-window-mla", "--diff", cwd=examples)
     assert out.returncode == 1  # as `check --diff`: there is something to change
     assert out.stderr.endswith(
         "11 files checked, 2 would change, 5 findings would fix, 0 failures "

@@ -22,13 +22,6 @@ EXAMPLES = REPO / "examples"
 KCI = "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
 
 
-@pytest.fixture
-def examples(tmp_path) -> Path:
-    tree = tmp_path / "examples"
-    shutil.copytree(EXAMPLES, tree)
-    return tree
-
-
 def _sources(tree: Path) -> dict[Path, bytes]:
     return {p: p.read_bytes() for p in tree.rglob("*.py")}
 
@@ -283,6 +276,10 @@ def test_add_noqa_refuses_to_be_combined_with_fixing(tmp_path):
     assert out.stderr.startswith("error: --add-noqa cannot be combined")
 
 
+def _changed_since(before: dict[Path, bytes], tree: Path) -> list[Path]:
+    return [p for p, data in _sources(tree).items() if before[p] != data]
+
+
 def _differs_only_by_comments(before: str, after: str) -> bool:
     def code_tokens(text):
         return [
@@ -336,7 +333,7 @@ def test_fix_changes_no_file_of_vllm_0_34_and_unsafe_fixes_fix_all(release_copy)
         f"Found {DEFAULT_FINDINGS_0_34_0} errors "
         f"({DEFAULT_FINDINGS_0_34_0} fixed, 0 remaining).\n"
     )
-    changed = [p for p, data in _sources(release_copy).items() if before[p] != data]
+    changed = _changed_since(before, release_copy)
     assert len(changed) == 8  # 11 findings in 8 files
     for path in changed:
         ast.parse(path.read_bytes(), str(path))
@@ -366,7 +363,7 @@ def test_add_noqa_adopts_vllm_0_34(release_copy):
         cwd=release_copy,
     )
     assert (out.returncode, out.stderr) == (0, "Added 11 noqa directives.\n")
-    changed = [p for p, data in _sources(release_copy).items() if before[p] != data]
+    changed = _changed_since(before, release_copy)
     assert len(changed) == 8  # 11 findings in 8 files
     for path in changed:
         after = path.read_text()

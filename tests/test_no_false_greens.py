@@ -14,14 +14,6 @@ EXAMPLES = REPO / "examples"
 WORKER = "vllm/distributed/kv_transfer/kv_connector/v1/nixl/base_worker.py"
 
 
-@pytest.fixture
-def examples(tmp_path) -> Path:
-    """A copy of the example tree (5 findings, the NIXL worker, no settings)."""
-    tree = tmp_path / "examples"
-    shutil.copytree(EXAMPLES, tree)
-    return tree
-
-
 # Each command as a user types it, and the status it must give on the examples.
 COMMANDS = {
     "check": (["check", "--no-cache"], 1),
