@@ -579,7 +579,7 @@ def _show_files(args: argparse.Namespace, config: Config) -> int:
     from vllm_spec_lint.edges.discovery import iter_python_files
 
     files = iter_python_files(
-        args.paths or [Path(".")],
+        args.paths,  # `.` when none was given (_main)
         config,
         force_exclude=args.force_exclude,
         follow_links=args.follow_links,
