@@ -14,6 +14,7 @@ from tests.conftest import fetch_vllm, findings, run_cli
 from vllm_spec_lint.core.settings import Config
 
 HEADER = (
+    "import functools\n\n"
     "from vllm.v1.kv_cache_interface import (\n"
     "    FullAttentionSpec,\n"
     "    MambaSpec,\n"
@@ -25,7 +26,7 @@ HEADER = (
 
 def vsl007(body: str, config: Config | None = None) -> list[tuple[int, int]]:
     """(row, column) of each VSL007 finding in HEADER + body (rows of body
-    start at 9)."""
+    start at 11)."""
     source = HEADER + textwrap.dedent(body)
     return [
         (r, c) for code, r, c in findings(source, config=config) if code == "VSL007"
@@ -42,21 +43,21 @@ REJECTIONS = {
         "def check(spec):\n"
         "    if isinstance(spec, SlidingWindowSpec):\n"
         "        raise NotImplementedError('sliding window')\n",
-        [(10, 25)],
+        [(12, 25)],
     ),
     "tuple-return-false": (
         "def supported(spec):\n"
         "    if isinstance(spec, (MambaSpec, SlidingWindowSpec)):\n"
         "        return False\n"
         "    return True\n",
-        [(10, 37)],
+        [(12, 37)],
     ),
     "union-return-none": (
         "def layout(spec):\n"
         "    if isinstance(spec, MambaSpec | SlidingWindowSpec):\n"
         "        return None\n"
         "    return 'kv'\n",
-        [(10, 37)],
+        [(12, 37)],
     ),
     "negation-else-raises": (
         "def check(spec):\n"
@@ -64,37 +65,64 @@ REJECTIONS = {
         "        return True\n"
         "    else:\n"
         "        raise ValueError('K/V layout only')\n",
-        [(10, 29)],
+        [(12, 29)],
     ),
     "assert-not": (
         "def check(spec):\n"
         "    assert not isinstance(spec, SlidingWindowSpec), 'K/V layout'\n",
-        [(10, 33)],
+        [(12, 33)],
     ),
     "any-in-and": (
         "def check(write, groups):\n"
         "    if write and any(isinstance(g.spec, SlidingWindowSpec) for g in groups):\n"
         "        raise NotImplementedError('WRITE')\n",
-        [(10, 41)],
+        [(12, 41)],
     ),
     "all": (
         "def check(groups):\n"
         "    if all(isinstance(g, SlidingWindowSpec) for g in groups):\n"
         "        raise NotImplementedError('all sliding')\n",
-        [(10, 26)],
+        [(12, 26)],
     ),
     "mro-scan": (
         "def check(spec):\n"
         "    if any(c.__name__ == 'SlidingWindowSpec' for c in type(spec).__mro__):\n"
         "        raise NotImplementedError('sliding window')\n",
-        [(10, 26)],
+        [(12, 26)],
     ),
     "match-case": (
         "def check(spec):\n"
         "    match spec:\n"
         "        case SlidingWindowSpec(sliding_window=w):\n"
         "            raise NotImplementedError(f'K/V layout only, window {w}')\n",
-        [(11, 14)],
+        [(13, 14)],
+    ),
+    "singledispatch-raises": (
+        "@functools.singledispatch\n"
+        "def register_region(spec) -> None:\n"
+        "    pass\n\n\n"
+        "@register_region.register\n"
+        "def _(spec: SlidingWindowSpec) -> None:\n"
+        "    raise NotImplementedError('K/V layout only')\n",
+        [(17, 13)],
+    ),
+    "singledispatch-by-argument-returns-false": (
+        "@functools.singledispatch\n"
+        "def can_write(spec) -> bool:\n"
+        "    return True\n\n\n"
+        "@can_write.register(SlidingWindowSpec)\n"
+        "def _(spec) -> bool:\n"
+        "    return False\n",
+        [(16, 21)],
+    ),
+    "mro-table-false": (
+        "SUPPORTS_WRITE = {FullAttentionSpec: True, SlidingWindowSpec: False}\n\n\n"
+        "def supports_write(spec) -> bool:\n"
+        "    return next(\n"
+        "        (SUPPORTS_WRITE[c] for c in type(spec).__mro__ if c in SUPPORTS_WRITE),\n"
+        "        False,\n"
+        "    )\n",
+        [(11, 44)],
     ),
 }
 
@@ -165,6 +193,64 @@ QUIET = {
         "            raise NotImplementedError('K/V layout only')\n",
         None,
     ),
+    "singledispatch-windowing": (
+        "@functools.singledispatch\n"
+        "def window(spec) -> int:\n"
+        "    return 0\n\n\n"
+        "@window.register\n"
+        "def _(spec: SlidingWindowSpec) -> int:\n"
+        "    return spec.sliding_window\n",
+        "shared:",
+    ),
+    "singledispatch-companion-registered": (
+        "@functools.singledispatch\n"
+        "def can_write(spec) -> bool:\n"
+        "    return True\n\n\n"
+        "@can_write.register(SlidingWindowSpec)\n"
+        "def _(spec) -> bool:\n"
+        "    return False\n\n\n"
+        "@can_write.register(SlidingWindowMLASpec)\n"
+        "def _(spec) -> bool:\n"
+        "    return True\n",
+        None,
+    ),
+    "mro-table-windowing": (
+        "WINDOW_OF = {SlidingWindowSpec: lambda s: s.sliding_window}\n\n\n"
+        "def window(spec) -> int:\n"
+        "    for c in type(spec).__mro__:\n"
+        "        if c in WINDOW_OF:\n"
+        "            return WINDOW_OF[c](spec)\n"
+        "    return 0\n",
+        "shared:",
+    ),
+    "mro-table-companion-keyed": (
+        "SUPPORTS_WRITE = {\n"
+        "    SlidingWindowMLASpec: True,\n"
+        "    SlidingWindowSpec: False,\n"
+        "}\n\n\n"
+        "def supports_write(spec) -> bool:\n"
+        "    for c in type(spec).__mro__:\n"
+        "        if c in SUPPORTS_WRITE:\n"
+        "            return SUPPORTS_WRITE[c]\n"
+        "    return True\n",
+        None,
+    ),
+    "exact-table": (
+        "SUPPORTS_WRITE = {FullAttentionSpec: True, SlidingWindowSpec: False}\n\n\n"
+        "def supports_write(spec) -> bool:\n"
+        "    return SUPPORTS_WRITE.get(type(spec), True)\n",
+        None,
+    ),
+    "registry": (
+        "class Registry:\n"
+        "    def __init__(self) -> None:\n"
+        "        self.managers = {}\n\n"
+        "    def register(self, spec_type, manager) -> None:\n"
+        "        self.managers[spec_type] = manager\n\n\n"
+        "REGISTRY = Registry()\n"
+        "REGISTRY.register(SlidingWindowSpec, None)\n",
+        None,
+    ),
     "common-ancestor": (
         "from vllm.v1.kv_cache_interface import AttentionSpec\n\n"
         "def check(spec):\n"
@@ -209,9 +295,32 @@ def test_the_message_names_the_parent_the_companion_and_the_layout(tmp_path):
         "check", "--output-format", "concise", "--no-cache", ".", cwd=tmp_path
     )
     assert out.stdout.splitlines()[0] == (
-        "c.py:10:25: VSL007 isinstance() check against SlidingWindowSpec also "
+        "c.py:12:25: VSL007 isinstance() check against SlidingWindowSpec also "
         "admits SlidingWindowMLASpec, which has MLAAttentionSpec's layout"
     )
+
+
+@pytest.mark.fast
+def test_dispatch_messages_name_the_dispatch_and_leave_the_fix_to_a_person(tmp_path):
+    (tmp_path / "d.py").write_text(
+        HEADER
+        + REJECTIONS["singledispatch-raises"][0]
+        + "\n\n"
+        + REJECTIONS["mro-table-false"][0]
+    )
+    out = run_cli(
+        "check", "--output-format", "concise", "--no-cache", ".", cwd=tmp_path
+    )
+    assert out.stdout.splitlines()[:2] == [
+        "d.py:17:13: VSL007 singledispatch function register_region's "
+        "SlidingWindowSpec implementation also serves SlidingWindowMLASpec, "
+        "which has MLAAttentionSpec's layout",
+        "d.py:21:44: VSL007 table keyed by SlidingWindowSpec (MRO lookup) also "
+        "serves SlidingWindowMLASpec, which has MLAAttentionSpec's layout",
+    ]
+    fixed = run_cli("check", "--no-cache", "--unsafe-fixes", "--fix", ".", cwd=tmp_path)
+    assert "fixable" not in fixed.stdout
+    assert fixed.returncode == 1
 
 
 FIXES = {
@@ -332,7 +441,7 @@ def test_flake8_reports_it_too(tmp_path):
         cwd=tmp_path, capture_output=True, text=True,
     )  # fmt: skip
     assert out.stdout.startswith(
-        "c.py:10:25: VSL007 isinstance() check against SlidingWindowSpec"
+        "c.py:12:25: VSL007 isinstance() check against SlidingWindowSpec"
     )
 
 

@@ -325,10 +325,10 @@ class _Scan:
             self.tests.append((node.lineno, node))
         elif _is_dispatch(node, self.dispatch_aliases):
             self.dispatch_rows.append(node.lineno)
-        elif any(self._names_word(key) for key in _table_keys(node)):
+        elif any(self._names_word(key, dispatch=True) for key in _table_keys(node)):
             self.candidates.append(node.lineno)
             self.dispatches_anchor = True
-        if _registers(node) and self._names_word(node):
+        if _registers(node) and self._names_word(node, dispatch=True):
             self.dispatches_anchor = True
         elif isinstance(node, (ast.Assign, ast.AnnAssign)) and scope != "function":
             # A module or class constant naming an anchor (VSL004).
@@ -358,10 +358,11 @@ class _Scan:
         if self.trusted.setdefault(name, qualified) != qualified:
             self.rebound.add(name)
 
-    def _names_word(self, node: ast.AST) -> bool:
-        """Names an anchor (not only a companion's parent: VSL007 reads
-        class tests alone)."""
-        anchors = self.words - self.screen.parents
+    def _names_word(self, node: ast.AST, *, dispatch: bool = False) -> bool:
+        """Names an anchor; a companion's parent counts only in dispatch
+        (VSL007 reads parent-keyed tables and registrations, and of the
+        other forms only class tests)."""
+        anchors = self.words if dispatch else self.words - self.screen.parents
         return any(_word(n) in anchors for n in ast.walk(node))
 
     def _is_candidate(self, test: ast.AST) -> bool:

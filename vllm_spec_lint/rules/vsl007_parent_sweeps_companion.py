@@ -54,13 +54,24 @@ class ParentSweepsInCompanion(Rule):
     anchor; reported when its body rejects (raises, returns
     ``False``/``None``).
 
+    Dispatch is read the same way. A ``functools.singledispatch`` function
+    walks the MRO, so an implementation registered for ``SlidingWindowSpec``
+    serves the companion unless one is registered for it (or for a class
+    between them); a table looked up along the MRO (``for c in
+    type(x).__mro__: table[c]``) does the same with its entries. Reported by
+    default when that implementation raises or returns ``False``/``None``
+    first, or that entry is ``False``/``None``. Registries and tables looked
+    up by exact type (``table[type(x)]``) never give a subclass its parent's
+    entry and are not sweeps.
+
     Fix (unsafe: it changes which values the test admits, which is the point
     for a real sweep and a regression where the companion belongs; only a
     person can tell which): exclude the companion explicitly,
     ``(isinstance(x, SlidingWindowSpec) and not isinstance(x,
     SlidingWindowMLASpec))``, importing it where ``SlidingWindowSpec`` comes
-    from. Tests through the MRO or by name, and class patterns, get no
-    automatic fix.
+    from. Tests through the MRO or by name, class patterns and dispatch get
+    no automatic fix (for dispatch, register the companion with the
+    implementation it needs).
 
     Two ways forward: a test that must keep the companion out gets the
     exclusion (the fix); one that includes it on purpose says so by naming
@@ -113,6 +124,23 @@ class ParentSweepsInCompanion(Rule):
         "            return True\n"
         "        case SlidingWindowSpec():\n"
         "            raise NotImplementedError('K/V layout only')\n",
+        # The companion has an implementation of its own.
+        "import functools\n\n"
+        "from vllm.v1.kv_cache_interface import SlidingWindowMLASpec, SlidingWindowSpec\n\n"
+        "@functools.singledispatch\n"
+        "def can_write(spec):\n"
+        "    return True\n\n"
+        "@can_write.register(SlidingWindowSpec)\n"
+        "def _(spec):\n"
+        "    return False\n\n"
+        "@can_write.register(SlidingWindowMLASpec)\n"
+        "def _(spec):\n"
+        "    return True\n",
+        # An exact-type lookup: the companion never gets the parent's entry.
+        "from vllm.v1.kv_cache_interface import SlidingWindowSpec\n\n"
+        "SUPPORTS_WRITE = {SlidingWindowSpec: False}\n\n"
+        "def supports_write(spec):\n"
+        "    return SUPPORTS_WRITE.get(type(spec), True)\n",
         # The common ancestor admits both layouts alike: not a sweep.
         "from vllm.v1.kv_cache_interface import AttentionSpec\n\n"
         "def check(spec):\n"
@@ -161,6 +189,27 @@ class ParentSweepsInCompanion(Rule):
             "        raise ValueError('K/V layout')\n",
             position=(4, 45),
         ),
+        Example(
+            "import functools\n\n"
+            "from vllm.v1.kv_cache_interface import SlidingWindowSpec\n\n"
+            "@functools.singledispatch\n"
+            "def register_region(spec):\n"
+            "    pass\n\n"
+            "@register_region.register\n"
+            "def _(spec: SlidingWindowSpec):\n"
+            "    raise NotImplementedError('K/V layout only')\n",
+            position=(10, 13),
+        ),
+        Example(
+            "from vllm.v1.kv_cache_interface import SlidingWindowSpec\n\n"
+            "SUPPORTS_WRITE = {SlidingWindowSpec: False}\n\n"
+            "def supports_write(spec):\n"
+            "    for c in type(spec).__mro__:\n"
+            "        if c in SUPPORTS_WRITE:\n"
+            "            return SUPPORTS_WRITE[c]\n"
+            "    return True\n",
+            position=(3, 19),
+        ),
     ]
 
     def visit_Match(self, node: cst.Match) -> None:
@@ -204,6 +253,90 @@ class ParentSweepsInCompanion(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         self._check(node)
+        self._table(node)
+
+    def visit_Dict(self, node: cst.Dict) -> None:
+        self._table(node)
+
+    def _table(self, node: cst.Dict | cst.Call) -> None:
+        """A table looked up along the MRO gives the companion its parent's
+        entry unless a key lies nearer to it. An exact lookup never does."""
+        table = self.model.dispatch.table(node)
+        if table is None or not table.by_mro:
+            return
+        keyed = {e.ref.qualname for e in table.entries if e.ref.qualname}
+        for family, companion, parent in self._served_by_parent(keyed):
+            for entry in table.entries:
+                if entry.ref.qualname != parent:
+                    continue
+                reason = None
+                if not _rejecting_value(entry.value):
+                    reason = (
+                        "shared: the entry does not reject the class; "
+                        f"{short_name(companion)} shares what it is about here"
+                    )
+                self.report(
+                    entry.ref.node,
+                    f"table keyed by {short_name(parent)} (MRO lookup) also "
+                    f"serves {short_name(companion)}, which has "
+                    f"{short_name(family.anchor)}'s layout",
+                    None,
+                    reason,
+                    family=family,
+                )
+
+    def visit_Module(self, node: cst.Module) -> None:
+        """A singledispatch function walks the MRO: the companion reaches
+        its parent's implementation unless one is registered nearer.
+        Registries look classes up exactly and never do."""
+        for name, registered in self.model.dispatch.registrations.items():
+            if not registered.by_mro:
+                continue
+            keyed = {ref.qualname for ref in registered.refs}
+            for family, companion, parent in self._served_by_parent(keyed):
+                for ref, site in registered.registered:
+                    if ref.qualname != parent:
+                        continue
+                    reason = None
+                    if not self._implementation_refuses(site):
+                        reason = (
+                            "shared: the implementation does not reject the "
+                            f"class; {short_name(companion)} shares what it is "
+                            "about here"
+                        )
+                    self.report(
+                        ref.node,
+                        f"singledispatch function {name}'s "
+                        f"{short_name(parent)} implementation also serves "
+                        f"{short_name(companion)}, which has "
+                        f"{short_name(family.anchor)}'s layout",
+                        None,
+                        reason,
+                        family=family,
+                    )
+
+    def _served_by_parent(self, keyed: set[str]):
+        """(family, companion, parent) for each companion whose nearest keyed
+        class along its MRO is one of its own parents."""
+        hierarchy = self.model.hierarchy
+        for family in self.model.families:
+            for companion, parents in hierarchy.companion_parents(family).items():
+                on_mro = keyed & hierarchy.ancestors(companion)
+                for parent in parents:
+                    nearer = {
+                        k
+                        for k in on_mro
+                        if k != parent and parent in hierarchy.ancestors(k)
+                    }
+                    if parent in on_mro and not nearer:
+                        yield family, companion, parent
+
+    def _implementation_refuses(self, site: cst.CSTNode) -> bool:
+        """The function a ``@f.register`` decorator stands on raises or
+        returns ``False``/``None``. A function registered by name elsewhere
+        is not read."""
+        function = self.model.parent(site) if isinstance(site, cst.Decorator) else None
+        return isinstance(function, cst.FunctionDef) and _refuses(function.body)
 
     def visit_Comparison(self, node: cst.Comparison) -> None:
         self._check(node)
@@ -334,6 +467,13 @@ def rejects_when_it_holds(model, node: cst.CSTNode, positive: bool) -> bool:
     if isinstance(taken, cst.Else):
         taken = taken.body
     return isinstance(taken, cst.BaseSuite) and _refuses(taken)
+
+
+def _rejecting_value(value: cst.BaseExpression) -> bool:
+    """A table entry that refuses: ``False``/``None``, or a lambda giving it."""
+    if isinstance(value, cst.Lambda):
+        value = value.body
+    return isinstance(value, cst.Name) and value.value in ("False", "None")
 
 
 def _refuses(block: cst.BaseSuite) -> bool:
