@@ -10,6 +10,7 @@ start fast.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import gc
 import os
 from collections.abc import Iterator
@@ -34,11 +35,18 @@ def might_have_findings(
     """Cheap, sound test on the raw bytes: every finding names an anchor
     class, or a companion's own parent (VSL007), in the file, so a file
     without any of those names has none."""
-    hierarchy = hierarchy or _DEFAULT_HIERARCHY
+    hierarchy = hierarchy or _default_hierarchy()
     return any(name in source for name in screened_names(config.families, hierarchy))
 
 
-_DEFAULT_HIERARCHY = ClassHierarchy.default()
+# One object, so that screened_names' memo (by identity) holds across calls;
+# built on first use, not at import (mutmut's stats cannot follow a call made
+# while a module is imported).
+@functools.cache
+def _default_hierarchy() -> ClassHierarchy:
+    return ClassHierarchy.default()
+
+
 # (families, hierarchy) -> names; the hierarchy (unhashable) kept by identity.
 _SCREENED: dict[tuple, tuple[ClassHierarchy, tuple[bytes, ...]]] = {}
 
