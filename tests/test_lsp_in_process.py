@@ -1,0 +1,248 @@
+"""The language server's features called in this process, on a server that
+was initialized as a client would. ``test_lsp.py`` drives the real protocol
+over stdio; these reach the same code where mutation testing's mutants live
+(a server process of its own never sees them)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("pygls")
+
+from lsprotocol import types  # noqa: E402
+
+from tests.test_lsp import FIXED, KCI, WORKER, _apply  # noqa: E402
+from vllm_spec_lint.faces import lsp  # noqa: E402
+
+
+def initialized_server(root: Path, encoding=None) -> lsp.SpecLintServer:
+    server = lsp.build_server()
+    general = types.GeneralClientCapabilities(position_encodings=encoding)
+    handshake = server.protocol.lsp_initialize(
+        types.InitializeParams(
+            capabilities=types.ClientCapabilities(general=general),
+            root_uri=root.as_uri(),
+        )
+    )
+    for _ in handshake:  # the generator yields the user's handler, if any
+        pass
+    return server
+
+
+def opened(server: lsp.SpecLintServer, path: Path, text: str) -> str:
+    uri = path.as_uri()
+    server.workspace.put_text_document(
+        types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)
+    )
+    return uri
+
+
+def code_actions(server, uri: str, span: types.Range, diagnostics, only=None):
+    return lsp.code_actions(
+        server,
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri),
+            range=span,
+            context=types.CodeActionContext(diagnostics=diagnostics, only=only),
+        ),
+    )
+
+
+@pytest.fixture
+def project(tmp_path) -> Path:
+    root = tmp_path / "project"
+    root.mkdir()
+    return root
+
+
+def test_a_finding_becomes_a_diagnostic_with_its_range_code_and_page(project):
+    server = initialized_server(project)
+    uri = opened(server, project / "worker.py", WORKER)
+    [diagnostic] = server.diagnostics(uri, server.check(uri))
+    assert diagnostic == types.Diagnostic(
+        range=types.Range(
+            start=types.Position(line=4, character=43),
+            end=types.Position(line=4, character=59),
+        ),
+        message=(
+            "isinstance() check against MLAAttentionSpec leaves out "
+            "SlidingWindowMLASpec"
+        ),
+        severity=types.DiagnosticSeverity.Warning,
+        code="VSL001",
+        code_description=types.CodeDescription(
+            href="https://github.com/vllm-project/vllm-spec-lint/blob/main/docs/rules/VSL001.md"
+        ),
+        source="vllm-spec-lint",
+        data={"row": 5, "column": 44, "name": "isinstance-leaves-out-companion"},
+    )
+
+
+def test_positions_are_counted_in_the_clients_units(project):
+    # Two characters outside the BMP before the check: two UTF-16 units each,
+    # one code point each in UTF-32.
+    text = WORKER.replace("    is_mla_region", "    x = '𝔘𝔘'; is_mla_region")
+    utf16 = initialized_server(project)
+    uri = opened(utf16, project / "worker.py", text)
+    [diagnostic] = utf16.diagnostics(uri, utf16.check(uri))
+    assert (diagnostic.range.start.character, diagnostic.range.end.character) == (
+        55,
+        71,
+    )
+    utf32 = initialized_server(project, [types.PositionEncodingKind.Utf32])
+    uri = opened(utf32, project / "worker.py", text)
+    [diagnostic] = utf32.diagnostics(uri, utf32.check(uri))
+    assert (diagnostic.range.start.character, diagnostic.range.end.character) == (
+        53,
+        69,
+    )
+
+
+def test_strict_sites_say_why_they_are_quiet(project):
+    (project / "pyproject.toml").write_text("[tool.vllm-spec-lint]\nstrict = true\n")
+    server = initialized_server(project)
+    text = (
+        KCI + "\n\ndef f(spec):\n"
+        "    if isinstance(spec, MLAAttentionSpec):  # noqa: VSL001 deliberate\n"
+        "        return 1\n"
+    )
+    uri = opened(server, project / "worker.py", text)
+    assert server.diagnostics(uri, server.check(uri)) == []
+
+
+def test_bad_settings_are_one_diagnostic_at_the_top_and_defaults_apply(project):
+    (project / "pyproject.toml").write_text('[tool.vllm-spec-lint]\nselect = ["XYZ"]\n')
+    server = initialized_server(project)
+    uri = opened(server, project / "worker.py", WORKER)
+    settings, finding = server.diagnostics(uri, server.check(uri))
+    assert settings.range == types.Range(types.Position(0, 0), types.Position(0, 0))
+    assert settings.severity == types.DiagnosticSeverity.Error
+    assert settings.message.startswith("settings not used: ")
+    assert "XYZ" in settings.message
+    assert finding.code == "VSL001"
+
+
+def test_only_python_documents_are_checked(project):
+    server = initialized_server(project)
+    assert server.check(opened(server, project / "notes.txt", WORKER)) is None
+    assert server.check(opened(server, project / "stub.pyi", WORKER)) is not None
+
+
+def test_quick_fixes_give_the_fixed_text_and_the_noqa_line(project):
+    server = initialized_server(project)
+    uri = opened(server, project / "worker.py", WORKER)
+    [diagnostic] = server.diagnostics(uri, server.check(uri))
+    fix, keep = code_actions(server, uri, diagnostic.range, [diagnostic])
+    assert fix.title == (
+        "Add SlidingWindowMLASpec (VSL001) - unsafe: changes what the check admits"
+    )
+    assert fix.kind == types.CodeActionKind.QuickFix
+    assert fix.is_preferred is None
+    assert fix.diagnostics == [diagnostic]
+    assert _apply(WORKER, fix.edit.changes[uri]) == FIXED
+    assert keep.title == "Keep: add `# noqa: VSL001`"
+    assert _apply(WORKER, keep.edit.changes[uri]) == WORKER.replace(
+        "MLAAttentionSpec)\n", "MLAAttentionSpec)  # noqa: VSL001\n"
+    )
+
+
+def test_a_safe_fix_is_preferred_and_fix_all_applies_it(project):
+    (project / "pyproject.toml").write_text(
+        '[tool.vllm-spec-lint]\nextend-safe-fixes = ["VSL001"]\n'
+    )
+    server = initialized_server(project)
+    uri = opened(server, project / "worker.py", WORKER)
+    [diagnostic] = server.diagnostics(uri, server.check(uri))
+    quick = code_actions(
+        server, uri, diagnostic.range, [diagnostic], [types.CodeActionKind.QuickFix]
+    )
+    assert [a.title for a in quick] == [
+        "Add SlidingWindowMLASpec (VSL001)",
+        "Keep: add `# noqa: VSL001`",
+    ]
+    assert quick[0].is_preferred is True
+    [fix_all] = code_actions(
+        server, uri, diagnostic.range, [], ["source.fixAll.vllm-spec-lint"]
+    )
+    assert fix_all.title == "vllm-spec-lint: apply every safe fix"
+    assert fix_all.kind == "source.fixAll.vllm-spec-lint"
+    assert fix_all.diagnostics is None
+    assert _apply(WORKER, fix_all.edit.changes[uri]) == FIXED
+
+
+def test_other_sources_diagnostics_get_no_actions(project):
+    server = initialized_server(project)
+    uri = opened(server, project / "worker.py", WORKER)
+    [diagnostic] = server.diagnostics(uri, server.check(uri))
+    foreign = types.Diagnostic(
+        range=diagnostic.range, message="x", code="VSL001", source="ruff"
+    )
+    moved = types.Diagnostic(
+        range=diagnostic.range,
+        message="x",
+        code="VSL001",
+        source="vllm-spec-lint",
+        data={"row": 4, "column": 44},
+    )
+    found = code_actions(
+        server, uri, diagnostic.range, [foreign, moved], [types.CodeActionKind.QuickFix]
+    )
+    assert found == []
+
+
+def test_hover_on_a_finding_shows_the_family(project):
+    server = initialized_server(project)
+    uri = opened(server, project / "worker.py", WORKER)
+    server.check(uri)
+
+    def hover_at(line: int, character: int):
+        return lsp.hover(
+            server,
+            types.HoverParams(
+                text_document=types.TextDocumentIdentifier(uri),
+                position=types.Position(line=line, character=character),
+            ),
+        )
+
+    for character in (43, 50, 59):  # the range's ends are inside
+        shown = hover_at(4, character)
+        assert shown.range == types.Range(
+            start=types.Position(line=4, character=43),
+            end=types.Position(line=4, character=59),
+        )
+    assert shown.contents.kind == types.MarkupKind.Markdown
+    assert shown.contents.value == (
+        "**VSL001** `isinstance-leaves-out-companion`: family mla\n\n"
+        "```text\n"
+        "  MLAAttentionSpec <- FullAttentionSpec <- AttentionSpec <- KVCacheSpec\n"
+        "  SlidingWindowMLASpec <- SlidingWindowSpec <- AttentionSpec <- KVCacheSpec\n"
+        "```\n\n"
+        "SlidingWindowMLASpec share(s) MLAAttentionSpec's cache layout without "
+        "deriving from it: a test against it alone leaves them out."
+    )
+    assert hover_at(4, 42) is None
+    assert hover_at(4, 60) is None
+    assert hover_at(3, 50) is None
+
+
+def test_minimal_edits_touch_only_the_changed_lines(project):
+    server = initialized_server(project)
+    before = "a = 1\nb = 2\nc = 3\n"
+    uri = opened(server, project / "m.py", before)
+    document = server.workspace.get_text_document(uri)
+    after = "a = 1\nb = 20\nc = 3\nd = 4\n"
+    edits = lsp.minimal_edits(document, before, after)
+    assert edits == [
+        types.TextEdit(
+            range=types.Range(types.Position(1, 0), types.Position(2, 0)),
+            new_text="b = 20\n",
+        ),
+        types.TextEdit(
+            range=types.Range(types.Position(3, 0), types.Position(3, 0)),
+            new_text="d = 4\n",
+        ),
+    ]
+    assert _apply(before, edits) == after
+    assert lsp.minimal_edits(document, before, before) == []
