@@ -201,6 +201,28 @@ SCREENED = {
         "def setup():\n    Registry.register(MLAAttentionSpec, Manager)\n",
         True,
     ),
+    "table keyed by the parent": (
+        "from vllm.v1.kv_cache_interface import SlidingWindowSpec\n"
+        "def f(s):\n"
+        "    table = {SlidingWindowSpec: False}\n"
+        "    return next(table[c] for c in type(s).__mro__ if c in table)\n",
+        True,
+    ),
+    "table keyed by the parent and the companion": (
+        "from vllm.v1.kv_cache_interface import SlidingWindowMLASpec, SlidingWindowSpec\n"
+        "def f(s):\n"
+        "    table = {SlidingWindowMLASpec: True, SlidingWindowSpec: False}\n"
+        "    return next(table[c] for c in type(s).__mro__ if c in table)\n",
+        False,
+    ),
+    "table keyed by the parent and a local class named as the companion": (
+        "from vllm.v1.kv_cache_interface import SlidingWindowSpec\n"
+        "class SlidingWindowMLASpec: ...\n"
+        "def f(s):\n"
+        "    table = {SlidingWindowMLASpec: True, SlidingWindowSpec: False}\n"
+        "    return next(table[c] for c in type(s).__mro__ if c in table)\n",
+        True,
+    ),
     "aliases, covered": (
         "from vllm.v1.kv_cache_interface import MLAAttentionSpec as M\n"
         "from vllm.v1.kv_cache_interface import SlidingWindowMLASpec as W\n"

@@ -68,6 +68,9 @@ class Screen:
     # The companions' own parents (VSL007), by short name: a test of one is a
     # candidate only where it can be reported (a rejection, unless strict).
     parents: frozenset[str] = frozenset()
+    # (parent, companion) by short name: a table that keys the companion
+    # beside its parent gives it an entry of its own.
+    parent_companions: frozenset[tuple[str, str]] = frozenset()
     strict: bool = False
 
     @classmethod
@@ -90,6 +93,9 @@ class Screen:
         families += parents
         return cls(
             parents=frozenset(short_name(p) for p, _ in parents),
+            parent_companions=frozenset(
+                (short_name(p), short_name(c)) for p, ((c, _),) in parents
+            ),
             strict=config.strict,
             anchors=frozenset(short_name(a) for a, _ in families),
             class_names=frozenset(short_name(c) for c in hierarchy.classes())
@@ -272,6 +278,9 @@ class _Scan:
         # table names an anchor.
         self.dispatch_rows: list[int] = []
         self.dispatches_anchor = False
+        # Tables keyed by a companion's parent and no anchor (VSL007): the
+        # row and the names of the keys, judged once the imports are known.
+        self.parent_tables: list[tuple[int, set[str]]] = []
         # Tests inside the test of an `if` that rejects in a branch, or of an
         # assert: where a VSL007 finding can be (a superset, by position).
         self.rejecting: set[int] = set()
@@ -294,6 +303,10 @@ class _Scan:
         for row, test in self.tests:
             if self._is_candidate(test):
                 self.candidates.append(row)
+        for row, keys in self.parent_tables:
+            if self._sweeping_table(keys):
+                self.candidates.append(row)
+                self.dispatches_anchor = True
         if self.dispatches_anchor:
             # VSL006 reads every registration of a module together, and an
             # MRO walk decides how a table is looked up: all of them stay.
@@ -325,9 +338,12 @@ class _Scan:
             self.tests.append((node.lineno, node))
         elif _is_dispatch(node, self.dispatch_aliases):
             self.dispatch_rows.append(node.lineno)
-        elif any(self._names_word(key, dispatch=True) for key in _table_keys(node)):
+        elif any(self._names_word(key) for key in _table_keys(node)):
             self.candidates.append(node.lineno)
             self.dispatches_anchor = True
+        elif any(self._names_word(key, dispatch=True) for key in _table_keys(node)):
+            keys = {_word(n) for key in _table_keys(node) for n in ast.walk(key)}
+            self.parent_tables.append((node.lineno, keys))
         if _registers(node) and self._names_word(node, dispatch=True):
             self.dispatches_anchor = True
         elif isinstance(node, (ast.Assign, ast.AnnAssign)) and scope != "function":
@@ -364,6 +380,21 @@ class _Scan:
         other forms only class tests)."""
         anchors = self.words if dispatch else self.words - self.screen.parents
         return any(_word(n) in anchors for n in ast.walk(node))
+
+    def _sweeping_table(self, keys: set[str]) -> bool:
+        """A table keyed by a parent that does not also key the companion
+        (the vLLM class, not a name rebound in the module)."""
+        for parent, companion in self.screen.parent_companions:
+            if parent not in keys:
+                continue
+            own_entry = (
+                companion in keys
+                and companion in self.trusted
+                and companion not in self.rebound
+            )
+            if not own_entry:
+                return True
+        return False
 
     def _is_candidate(self, test: ast.AST) -> bool:
         anchors_named = {_word(n) for n in ast.walk(test)} & self.words
