@@ -95,13 +95,14 @@ def package(session: nox.Session) -> None:
 @nox.session(python="3.11")
 def mutation(session: nox.Session) -> None:
     """Mutation testing (mutmut; settings in setup.cfg) and the per-module
-    table for MUTATION.md. Not run by CI: it takes the better part of an hour."""
-    session.install(".[test]", "mutmut>=3.8")
+    table for MUTATION.md. Not run by CI: the whole package takes hours."""
+    # scripts/mutmut_run.py patches one function of mutmut 3.8's stats phase.
+    session.install(".[test]", "mutmut==3.8.1")
     mutants = REPO / "mutants"
     shutil.rmtree(mutants, ignore_errors=True)
     # A git root of its own, so that this checkout's .gitignore (which lists
     # mutants/) does not exclude the copied example tree from the tests' runs.
     mutants.mkdir()
     session.run("git", "init", "-q", str(mutants), external=True)
-    session.run("mutmut", "run", *session.posargs)
+    session.run("python", "scripts/mutmut_run.py", "run", *session.posargs)
     session.run("python", "scripts/mutation_report.py")

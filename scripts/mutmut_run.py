@@ -1,0 +1,64 @@
+"""``mutmut`` with its stats phase's frame walk memoized.
+
+    python scripts/mutmut_run.py run [MUTANT ...]     # what nox -s mutation runs
+
+With ``max_stack_depth`` set (setup.cfg), mutmut's stats phase walks the
+stack on every call of a mutated function and resolves each frame's file
+name on disk to tell our frames from libcst's and pytest's. libcst's
+visitors call deep, so a whole-package run spent hours resolving the same
+few hundred paths. This wrapper answers the same question from a cache: the
+answer for a file name does not change during a run. Everything else is
+mutmut's own command line. Written against mutmut 3.8 (noxfile pins it).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import sys
+from pathlib import Path
+
+import mutmut.mutation.trampoline
+import mutmut.stats
+from mutmut.__main__ import cli
+from mutmut.configuration import config
+from mutmut.state import state
+
+
+@functools.cache
+def _frame_kind(filename: str) -> str:
+    """'runner' stops the walk, 'ours' counts against the depth, 'other' is
+    passed over: mutmut's own test for each, as in mutmut.stats."""
+    if "pytest" in filename or "hammett" in filename or "unittest" in filename:
+        return "runner"
+    file_path = Path(filename).resolve(strict=True)
+    if any(
+        path in file_path.parents for path in config().resolved_mutated_source_paths
+    ):
+        return "ours"
+    return "other"
+
+
+def record_trampoline_hit(name: str, caller: str | None = None) -> None:
+    if config().max_stack_depth != -1:
+        frame = inspect.currentframe()
+        budget = config().max_stack_depth
+        while budget and frame:
+            kind = _frame_kind(frame.f_code.co_filename)
+            frame = frame.f_back
+            if kind == "runner":
+                break
+            if kind == "ours":
+                budget -= 1
+        if not budget:
+            return
+    state()._stats.add(name)
+    if caller is not None and config().track_dependencies:
+        state().function_dependencies[name].add(caller)
+
+
+mutmut.stats.record_trampoline_hit = record_trampoline_hit
+mutmut.mutation.trampoline.record_trampoline_hit = record_trampoline_hit
+
+if __name__ == "__main__":
+    sys.exit(cli())
