@@ -63,10 +63,11 @@ def test_flake8_and_check_agree(tree, tmp_path):
     assert _flake8_findings(copy) == ours
 
 
-def test_plugin_is_registered():
+def test_plugin_is_registered(tmp_path):
     out = subprocess.run(
-        [sys.executable, "-m", "flake8", "--version"], capture_output=True, text=True
-    )
+        [sys.executable, "-m", "flake8", "--version"],
+        cwd=tmp_path, capture_output=True, text=True,
+    )  # fmt: skip
     assert "vllm-spec-lint" in out.stdout
 
 

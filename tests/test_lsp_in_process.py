@@ -246,3 +246,21 @@ def test_minimal_edits_touch_only_the_changed_lines(project):
     ]
     assert _apply(before, edits) == after
     assert lsp.minimal_edits(document, before, before) == []
+
+
+def test_a_package_made_while_the_server_runs_changes_the_module_name(project):
+    """Outside a package ``vllm/v1/kv_cache_interface.py`` defines classes of
+    its own; once the user adds the ``__init__.py`` files it is vLLM's
+    module, and its check against MLAAttentionSpec is reported."""
+    from tests.test_oracles import FAMILY_MODULE
+
+    server = initialized_server(project)
+    module = project / "vllm" / "v1" / "kv_cache_interface.py"
+    module.parent.mkdir(parents=True)
+    module.write_text(FAMILY_MODULE)
+    uri = opened(server, module, FAMILY_MODULE)
+    assert server.check(uri).findings == []
+    for folder in ("vllm", "vllm/v1"):
+        (project / folder / "__init__.py").write_text("")
+    [finding] = server.check(uri).findings
+    assert (finding.code, finding.location) == ("VSL001", (10, 29))

@@ -236,6 +236,13 @@ class _Walk:
             return False  # dangling link or vanished file
 
 
+def forget_packages() -> None:
+    """Start a run: which folders are packages is read again. The answers
+    are kept for one run only; a language server lives through a user
+    adding ``__init__.py`` files, which changes every module name below."""
+    _package.cache_clear()
+
+
 @functools.cache
 def _package(folder: Path) -> str | None:
     if not (folder / "__init__.py").is_file():

@@ -14,7 +14,11 @@ from vllm_spec_lint.core.analysis import analyze_source, might_have_findings
 from vllm_spec_lint.core.findings import PARSE_ERROR_CODE, Finding, parse_error, wanted
 from vllm_spec_lint.core.settings import Config
 from vllm_spec_lint.edges.cache import ClassBasesCache, CleanFiles, ResultCache
-from vllm_spec_lint.edges.discovery import iter_python_files, module_name_for
+from vllm_spec_lint.edges.discovery import (
+    forget_packages,
+    iter_python_files,
+    module_name_for,
+)
 from vllm_spec_lint.edges.files import (
     WriteRefused,
     decode_source,
@@ -267,6 +271,7 @@ def run_source(
     buffer), reported under ``name``: the hierarchy (read here unless given)
     and exclusions as for a file at ``name``. Nothing is written or cached."""
     path = Path(name)
+    forget_packages()
     warnings: list[str] = []
     if hierarchy is None:
         hierarchy = load_hierarchy([path], [], config, warnings)
@@ -307,6 +312,7 @@ def run(
     use_cache: bool = True,
     follow_links: bool = False,
 ) -> CheckRun:
+    forget_packages()
     files = list(
         iter_python_files(
             paths, config, force_exclude=force_exclude, follow_links=follow_links
