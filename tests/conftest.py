@@ -98,12 +98,31 @@ def interpreter_without_tools(folder: Path) -> tuple[str, dict[str, str]]:
     }
 
 
+def run_flake8(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    """``python -m flake8 ARGS`` in ``cwd``. Under mutation testing it is
+    flake8's own ``main`` in this process, where the mutants live."""
+    if os.environ.get("MUTANT_UNDER_TEST"):
+        from flake8.main.cli import main
+
+        return _in_process(main, ["flake8", *args], cwd, None)
+    return subprocess.run(
+        [sys.executable, "-m", "flake8", *args],
+        cwd=cwd, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+
+
 def _run_cli_in_process(args: list[str], cwd: Path | None, input: str | None):
+    from vllm_spec_lint.faces import cli
+
+    return _in_process(cli.main, ["vllm-spec-lint", *args], cwd, input)
+
+
+def _in_process(main, argv: list[str], cwd: Path | None, input: str | None):
+    """``main(argv[1:])`` as a process would run it: in ``cwd``, with its
+    own standard streams and exit status."""
     import contextlib
     import io
     from unittest import mock
-
-    from vllm_spec_lint.faces import cli
 
     def stream(data: bytes = b""):
         return io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", newline="")
@@ -120,15 +139,17 @@ def _run_cli_in_process(args: list[str], cwd: Path | None, input: str | None):
             mock.patch.object(os, "cpu_count", return_value=1),
         ):
             try:
-                status = cli.main(args)
-            except SystemExit as e:  # argparse: usage errors and --version
-                status = e.code if isinstance(e.code, int) else 2
+                status = main(argv[1:])
+            except SystemExit as e:  # what the interpreter makes of it
+                status = e.code if isinstance(e.code, int) else int(bool(e.code))
+                if isinstance(e.code, str):
+                    print(e.code, file=sys.stderr)
     finally:
         os.chdir(before)
     stdout.flush()
     stderr.flush()
     return subprocess.CompletedProcess(
-        ["vllm-spec-lint", *args],
+        argv,
         status,
         stdout.buffer.getvalue().decode("utf-8"),
         stderr.buffer.getvalue().decode("utf-8"),

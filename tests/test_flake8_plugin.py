@@ -10,16 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, run_cli
+from tests.conftest import REPO, run_cli, run_flake8
 
 CORPUS = [REPO / "examples", REPO / "tests" / "corpus"]
 
 
 def flake8(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "flake8", "--isolated", *args],
-        cwd=cwd, capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
+    return run_flake8("--isolated", *args, cwd=cwd)
 
 
 def _flake8_findings(tree: Path) -> set[tuple[str, int, int, str]]:
@@ -64,10 +61,7 @@ def test_flake8_and_check_agree(tree, tmp_path):
 
 
 def test_plugin_is_registered(tmp_path):
-    out = subprocess.run(
-        [sys.executable, "-m", "flake8", "--version"],
-        cwd=tmp_path, capture_output=True, text=True,
-    )  # fmt: skip
+    out = run_flake8("--version", cwd=tmp_path)
     assert "vllm-spec-lint" in out.stdout
 
 
@@ -95,12 +89,7 @@ def test_per_file_ignores_from_config_files(bad_file, name):
     (bad_file / name).write_text(
         "[flake8]\nselect = VSL\nper-file-ignores =\n    bad.py: VSL001\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-m", "flake8", "bad.py"],
-        cwd=bad_file,
-        capture_output=True,
-        text=True,
-    )
+    out = run_flake8("bad.py", cwd=bad_file)
     assert out.returncode == 0 and out.stdout == ""
 
 
@@ -112,12 +101,7 @@ def test_our_options_from_flake8_config(tmp_path):
     (tmp_path / "m.py").write_text(
         "from vllm.v1.kv_cache_interface import MambaSpec\nok = isinstance(s, MambaSpec)\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-m", "flake8", "m.py"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-    )
+    out = run_flake8("m.py", cwd=tmp_path)
     assert (
         "m.py:2:20: VSL001 isinstance() check against MambaSpec leaves out ShortConvSpec"
         in out.stdout

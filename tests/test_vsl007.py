@@ -10,7 +10,7 @@ import textwrap
 
 import pytest
 
-from tests.conftest import fetch_vllm, findings, run_cli
+from tests.conftest import fetch_vllm, findings, run_cli, run_flake8
 from vllm_spec_lint.core.settings import Config
 
 HEADER = (
@@ -432,14 +432,8 @@ def test_a_configured_family_gets_the_same_rule(tmp_path):
 
 @pytest.mark.fast
 def test_flake8_reports_it_too(tmp_path):
-    import subprocess
-    import sys
-
     (tmp_path / "c.py").write_text(HEADER + REJECTIONS["bare-raise"][0])
-    out = subprocess.run(
-        [sys.executable, "-m", "flake8", "--select", "VSL", "c.py"],
-        cwd=tmp_path, capture_output=True, text=True,
-    )  # fmt: skip
+    out = run_flake8("--select", "VSL", "c.py", cwd=tmp_path)
     assert out.stdout.startswith(
         "c.py:12:25: VSL007 isinstance() check against SlidingWindowSpec"
     )
