@@ -60,16 +60,13 @@ def run_cli(
     python: str | None = None,
 ):
     """``python -m vllm_spec_lint ARGS``; ``env`` changes the environment
-    (``None`` removes a variable); ``python`` is another interpreter. Under mutation testing (mutmut sets
-    MUTANT_UNDER_TEST) it runs in this process, where the mutants live."""
-    if os.environ.get("MUTANT_UNDER_TEST") and env is None:
-        return _run_cli_in_process(list(args), cwd, input)
-    environment = dict(os.environ)
-    for key, value in (env or {}).items():
-        if value is None:
-            environment.pop(key, None)
-        else:
-            environment[key] = value
+    (``None`` removes a variable); ``python`` is another interpreter. Under
+    mutation testing (mutmut sets MUTANT_UNDER_TEST) it runs in this
+    process, where the mutants live, unless the interpreter or what it reads
+    at start differs."""
+    if os.environ.get("MUTANT_UNDER_TEST") and python is None:
+        if set(env or {}) <= READ_WHILE_RUNNING:
+            return _run_cli_in_process(list(args), cwd, input, env or {})
     return subprocess.run(
         [python or sys.executable, "-m", "vllm_spec_lint", *args],
         cwd=cwd,
@@ -77,8 +74,18 @@ def run_cli(
         text=True,
         input=input,
         timeout=600,
-        env=environment,
+        env=_changed_environment(env or {}),
     )
+
+
+def _changed_environment(env: dict[str, str | None]) -> dict[str, str]:
+    environment = dict(os.environ)
+    for key, value in env.items():
+        if value is None:
+            environment.pop(key, None)
+        else:
+            environment[key] = value
+    return environment
 
 
 def interpreter_without_tools(folder: Path) -> tuple[str, dict[str, str]]:
@@ -111,15 +118,28 @@ def run_flake8(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     )  # fmt: skip
 
 
-def _run_cli_in_process(args: list[str], cwd: Path | None, input: str | None):
+# Variables the tool reads while it runs (not at interpreter start, as
+# PYTHONPATH is): a test that sets only these can run in this process.
+READ_WHILE_RUNNING = {"VIRTUAL_ENV", "PATH"}
+
+
+def _run_cli_in_process(
+    args: list[str], cwd: Path | None, input: str | None, env: dict[str, str | None]
+):
     from vllm_spec_lint.faces import cli
 
-    return _in_process(cli.main, ["vllm-spec-lint", *args], cwd, input)
+    return _in_process(cli.main, ["vllm-spec-lint", *args], cwd, input, env)
 
 
-def _in_process(main, argv: list[str], cwd: Path | None, input: str | None):
+def _in_process(
+    main,
+    argv: list[str],
+    cwd: Path | None,
+    input: str | None,
+    env: dict[str, str | None] | None = None,
+):
     """``main(argv[1:])`` as a process would run it: in ``cwd``, with its
-    own standard streams and exit status."""
+    own standard streams, environment changes and exit status."""
     import contextlib
     import io
     from unittest import mock
@@ -128,10 +148,12 @@ def _in_process(main, argv: list[str], cwd: Path | None, input: str | None):
         return io.TextIOWrapper(io.BytesIO(data), encoding="utf-8", newline="")
 
     stdin, stdout, stderr = stream((input or "").encode()), stream(), stream()
+    environment = _changed_environment(env or {})
     before = os.getcwd()
     try:
         os.chdir(cwd or before)
         with (
+            mock.patch.dict(os.environ, environment, clear=True),
             mock.patch.object(sys, "stdin", stdin),
             contextlib.redirect_stdout(stdout),
             contextlib.redirect_stderr(stderr),

@@ -21,6 +21,12 @@ GOOD = (
     "from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowMLASpec\n"
     "is_mla_region = isinstance(layer_spec, (MLAAttentionSpec, SlidingWindowMLASpec))\n"
 )
+# A check against a configured family's anchor and one against MLA's.
+MAMBA_AND_MLA = (
+    "from vllm.v1.kv_cache_interface import MambaSpec, MLAAttentionSpec\n"
+    "a = isinstance(s, MambaSpec)\n"
+    "b = isinstance(s, MLAAttentionSpec)\n"
+)
 
 
 @pytest.fixture
@@ -129,6 +135,85 @@ def test_setup_cfg_settings(tree):
     assert run_cli("check", "--output-format", "concise", ".", cwd=tree).returncode == 0
 
 
+def test_setup_cfg_families_one_per_line_replace_the_defaults(tmp_path):
+    (tmp_path / "setup.cfg").write_text(
+        "[vllm-spec-lint]\nfamilies =\n"
+        "    vllm.v1.kv_cache_interface: MambaSpec, ShortConvSpec\n"
+        "\n"
+        "    vllm.x:A,B\n"
+    )
+    (tmp_path / "m.py").write_text(MAMBA_AND_MLA)
+    out = run_cli("check", "--output-format", "concise", ".", cwd=tmp_path)
+    assert out.stdout.splitlines()[:2] == [
+        "m.py:2:19: VSL001 isinstance() check against MambaSpec leaves out "
+        "ShortConvSpec",
+        "Found 1 error.",
+    ]
+    families = run_cli("families", ".", cwd=tmp_path).stdout.splitlines()
+    assert families[:6] == [
+        "family MambaSpec (vllm.v1.kv_cache_interface)",
+        "  anchor: MambaSpec",
+        "  companion: ShortConvSpec",
+        "family A (vllm.x)",
+        "  anchor: A",
+        "  companion: B",
+    ]
+
+
+def test_setup_cfg_family_line_without_a_colon_exits_2(tmp_path):
+    (tmp_path / "setup.cfg").write_text(
+        "[vllm-spec-lint]\nfamilies =\n    vllm.v1.kv_cache_interface MambaSpec\n"
+    )
+    out = run_cli("check", ".", cwd=tmp_path)
+    assert out.returncode == 2
+    assert out.stderr == (
+        f"error: {tmp_path / 'setup.cfg'}: invalid value for 'families': "
+        "expected 'module: A, B': 'vllm.v1.kv_cache_interface MambaSpec'\n"
+    )
+
+
+def test_an_internal_error_exits_2_with_one_line_and_a_crash_file(
+    tmp_path, monkeypatch, capsys
+):
+    from vllm_spec_lint.faces import cli
+
+    def broken(argv):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(cli, "_main", broken)
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    monkeypatch.setattr("sys.argv", ["vllm-spec-lint", "check", "."])
+    assert cli.main(["check", "."]) == 2
+    [report] = tmp_path.glob("vllm-spec-lint-crash-*.txt")
+    assert capsys.readouterr().err == (
+        f"error: internal error: RuntimeError: boom (please report it with {report})\n"
+    )
+    lines = report.read_text().splitlines()
+    assert lines[:3] == [
+        f"vllm-spec-lint {cli.__version__}",
+        "vllm-spec-lint check .",
+        "",
+    ]
+    assert lines[3] == "Traceback (most recent call last):"
+    assert lines[-1] == "RuntimeError: boom"
+
+
+def test_an_internal_error_without_a_writable_temp_folder_still_says_one_line(
+    tmp_path, monkeypatch, capsys
+):
+    from vllm_spec_lint.faces import cli
+
+    def broken(argv):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(cli, "_main", broken)
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path / "missing"))
+    assert cli.main(["check", "."]) == 2
+    assert capsys.readouterr().err == (
+        "error: internal error: RuntimeError: boom (please report it)\n"
+    )
+
+
 @pytest.mark.parametrize(
     "setting, key",
     [
@@ -163,11 +248,7 @@ def test_configured_family(tmp_path):
         "extend-families = [{ name = 'mamba', module = 'vllm.v1.kv_cache_interface',"
         " members = ['MambaSpec', 'ShortConvSpec'] }]\n"
     )
-    (tmp_path / "m.py").write_text(
-        "from vllm.v1.kv_cache_interface import MambaSpec, MLAAttentionSpec\n"
-        "a = isinstance(s, MambaSpec)\n"
-        "b = isinstance(s, MLAAttentionSpec)\n"
-    )
+    (tmp_path / "m.py").write_text(MAMBA_AND_MLA)
     out = run_cli("check", "--output-format", "concise", ".", cwd=tmp_path)
     assert out.returncode == 1
     assert (

@@ -5,6 +5,7 @@ over stdio; these reach the same code where mutation testing's mutants live
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -264,3 +265,143 @@ def test_a_package_made_while_the_server_runs_changes_the_module_name(project):
         (project / folder / "__init__.py").write_text("")
     [finding] = server.check(uri).findings
     assert (finding.code, finding.location) == ("VSL001", (10, 29))
+
+
+# -- pushing diagnostics ------------------------------------------------------------
+
+
+def sent_diagnostics(server, monkeypatch) -> list[types.PublishDiagnosticsParams]:
+    """What the server pushes to the client, in order (no client is attached
+    in this process)."""
+    sent: list[types.PublishDiagnosticsParams] = []
+    monkeypatch.setattr(server, "text_document_publish_diagnostics", sent.append)
+    return sent
+
+
+def feature(server, method: str):
+    return server.protocol.fm.features[method]
+
+
+def test_publish_pushes_the_documents_diagnostics_with_its_version(
+    project, monkeypatch
+):
+    server = initialized_server(project)
+    sent = sent_diagnostics(server, monkeypatch)
+    uri = opened(server, project / "worker.py", WORKER)
+    asyncio.run(server.publish(uri))
+    [params] = sent
+    assert (params.uri, params.version) == (uri, 1)
+    assert [(d.code, d.range.start.line) for d in params.diagnostics] == [("VSL001", 4)]
+    assert server.checked[uri].version == 1
+
+
+def _edit(server, uri: str) -> None:
+    server.workspace.put_text_document(
+        types.TextDocumentItem(uri=uri, language_id="python", version=2, text=KCI)
+    )
+
+
+def _close(server, uri: str) -> None:
+    server.workspace.remove_text_document(uri)
+
+
+@pytest.mark.parametrize("meanwhile", [_edit, _close], ids=["edited", "closed"])
+def test_a_document_edited_or_closed_during_its_check_gets_nothing(
+    project, monkeypatch, meanwhile
+):
+    """The newer change publishes its own diagnostics; a closed document
+    must not get any back."""
+    server = initialized_server(project)
+    sent = sent_diagnostics(server, monkeypatch)
+    uri = opened(server, project / "worker.py", WORKER)
+    check_text = server.check_text
+
+    def check_while_the_user_types(*args):
+        checked = check_text(*args)
+        meanwhile(server, uri)
+        return checked
+
+    monkeypatch.setattr(server, "check_text", check_while_the_user_types)
+    asyncio.run(server.publish(uri))
+    assert sent == [] and uri not in server.checked
+
+
+def test_a_document_that_is_not_python_gets_nothing(project, monkeypatch):
+    server = initialized_server(project)
+    sent = sent_diagnostics(server, monkeypatch)
+    uri = opened(server, project / "notes.txt", WORKER)
+    asyncio.run(server.publish(uri))
+    assert sent == [] and server.checked == {}
+
+
+def test_republish_all_pushes_every_open_document(project, monkeypatch):
+    server = initialized_server(project)
+    sent = sent_diagnostics(server, monkeypatch)
+    first = opened(server, project / "a.py", WORKER)
+    second = opened(server, project / "b.py", KCI)
+    asyncio.run(server.republish_all())
+    assert [(p.uri, len(p.diagnostics)) for p in sent] == [(first, 1), (second, 0)]
+
+
+def _watched(server, *paths: Path):
+    changes = [
+        types.FileEvent(uri=p.as_uri(), type=types.FileChangeType.Changed)
+        for p in paths
+    ]
+    handler = feature(server, types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    asyncio.run(handler(types.DidChangeWatchedFilesParams(changes=changes)))
+
+
+def test_a_settings_file_change_rereads_settings_and_republishes(project, monkeypatch):
+    server = initialized_server(project)
+    sent = sent_diagnostics(server, monkeypatch)
+    uri = opened(server, project / "worker.py", WORKER)
+    server.check(uri)
+    (project / "pyproject.toml").write_text(
+        '[tool.vllm-spec-lint]\nignore = ["VSL001"]\n'
+    )
+    _watched(server, project / "other.py", project / "pyproject.toml")
+    [params] = sent
+    assert (params.uri, params.diagnostics) == (uri, [])
+
+
+def test_a_change_to_an_unrelated_module_keeps_settings_and_pushes_nothing(
+    project, monkeypatch
+):
+    server = initialized_server(project)
+    sent = sent_diagnostics(server, monkeypatch)
+    uri = opened(server, project / "worker.py", WORKER)
+    server.check(uri)
+    projects = dict(server.projects)
+    _watched(server, project / "other.py")
+    assert sent == [] and server.projects == projects
+
+
+def test_a_configuration_change_rereads_settings_and_republishes(project, monkeypatch):
+    server = initialized_server(project)
+    sent = sent_diagnostics(server, monkeypatch)
+    uri = opened(server, project / "worker.py", WORKER)
+    server.check(uri)
+    (project / "setup.cfg").write_text("[vllm-spec-lint]\nignore = VSL001\n")
+    handler = feature(server, types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    asyncio.run(handler(types.DidChangeConfigurationParams(settings={})))
+    [params] = sent
+    assert (params.uri, params.diagnostics) == (uri, [])
+
+
+@pytest.mark.parametrize(
+    "relative, matters",
+    [
+        ("pyproject.toml", True),
+        ("setup.cfg", True),
+        ("sub/tox.ini", True),
+        ("other.py", False),
+        ("vllm/v1/kv_cache_interface.py", True),
+        ("not_vllm/kv_cache_interface.py", False),
+        ("setup.cfg.orig", False),
+    ],
+)
+def test_which_watched_files_matter(project, relative, matters):
+    server = initialized_server(project)
+    server.check(opened(server, project / "worker.py", WORKER))
+    assert lsp._matters((project / relative).as_uri(), server) is matters
