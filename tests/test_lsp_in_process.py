@@ -101,18 +101,6 @@ def test_positions_are_counted_in_the_clients_units(project):
     )
 
 
-def test_strict_sites_say_why_they_are_quiet(project):
-    (project / "pyproject.toml").write_text("[tool.vllm-spec-lint]\nstrict = true\n")
-    server = initialized_server(project)
-    text = (
-        KCI + "\n\ndef f(spec):\n"
-        "    if isinstance(spec, MLAAttentionSpec):  # noqa: VSL001 deliberate\n"
-        "        return 1\n"
-    )
-    uri = opened(server, project / "worker.py", text)
-    assert server.diagnostics(uri, server.check(uri)) == []
-
-
 def test_bad_settings_are_one_diagnostic_at_the_top_and_defaults_apply(project):
     (project / "pyproject.toml").write_text('[tool.vllm-spec-lint]\nselect = ["XYZ"]\n')
     server = initialized_server(project)
@@ -120,8 +108,12 @@ def test_bad_settings_are_one_diagnostic_at_the_top_and_defaults_apply(project):
     settings, finding = server.diagnostics(uri, server.check(uri))
     assert settings.range == types.Range(types.Position(0, 0), types.Position(0, 0))
     assert settings.severity == types.DiagnosticSeverity.Error
-    assert settings.message.startswith("settings not used: ")
-    assert "XYZ" in settings.message
+    assert settings.message == (
+        f"settings not used: {project / 'pyproject.toml'}: invalid value for "
+        "'select': unknown rule selector 'XYZ' (codes: VSL001, VSL002, VSL003, "
+        "VSL004, VSL005, VSL006, VSL007, VSL900)"
+    )
+    assert settings.source == "vllm-spec-lint"
     assert finding.code == "VSL001"
 
 
@@ -228,13 +220,17 @@ def test_hover_on_a_finding_shows_the_family(project):
     assert hover_at(3, 50) is None
 
 
-def test_minimal_edits_touch_only_the_changed_lines(project):
+def edits_between(project: Path, before: str, after: str) -> list[types.TextEdit]:
     server = initialized_server(project)
-    before = "a = 1\nb = 2\nc = 3\n"
     uri = opened(server, project / "m.py", before)
     document = server.workspace.get_text_document(uri)
+    return lsp.minimal_edits(document, before, after)
+
+
+def test_minimal_edits_touch_only_the_changed_lines(project):
+    before = "a = 1\nb = 2\nc = 3\n"
     after = "a = 1\nb = 20\nc = 3\nd = 4\n"
-    edits = lsp.minimal_edits(document, before, after)
+    edits = edits_between(project, before, after)
     assert edits == [
         types.TextEdit(
             range=types.Range(types.Position(1, 0), types.Position(2, 0)),
@@ -246,7 +242,7 @@ def test_minimal_edits_touch_only_the_changed_lines(project):
         ),
     ]
     assert _apply(before, edits) == after
-    assert lsp.minimal_edits(document, before, before) == []
+    assert edits_between(project, before, before) == []
 
 
 def test_a_package_made_while_the_server_runs_changes_the_module_name(project):
@@ -405,3 +401,130 @@ def test_which_watched_files_matter(project, relative, matters):
     server = initialized_server(project)
     server.check(opened(server, project / "worker.py", WORKER))
     assert lsp._matters((project / relative).as_uri(), server) is matters
+
+
+# -- what a check keeps, and the positions at a document's edges --------------------
+
+
+def test_a_check_keeps_the_documents_version_and_result(project):
+    server = initialized_server(project)
+    uri = opened(server, project / "worker.py", WORKER)
+    checked = server.check(uri)
+    assert checked.version == 1
+    assert server.checked[uri] is checked
+
+
+def test_documents_in_one_folder_share_their_settings(project):
+    server = initialized_server(project)
+    first = server.project_for(project / "a.py")
+    assert server.project_for(project / "b.py") is first
+    assert list(server.projects) == [project]
+
+
+def test_an_excluded_document_gets_no_diagnostics(project):
+    (project / "pyproject.toml").write_text(
+        '[tool.vllm-spec-lint]\nextend-exclude = ["generated"]\n'
+    )
+    (project / "generated").mkdir()
+    server = initialized_server(project)
+    uri = opened(server, project / "generated" / "worker.py", WORKER)
+    assert server.check(uri).findings == []
+
+
+def test_a_lone_surrogate_in_the_buffer_is_vsl900_not_a_crash(project):
+    server = initialized_server(project)
+    uri = opened(server, project / "worker.py", WORKER + "# \ud800\n")
+    [diagnostic] = server.diagnostics(uri, server.check(uri))
+    assert (diagnostic.code, diagnostic.range.start) == ("VSL900", types.Position(0, 0))
+    assert diagnostic.message.startswith("cannot decode: 'utf-8' codec can't decode")
+
+
+@pytest.mark.parametrize(
+    "text, start",
+    [
+        # A finding on the first line, and one in the first column.
+        (
+            "from vllm.v1.kv_cache_interface import MLAAttentionSpec; "
+            "a = isinstance(s, MLAAttentionSpec)\n",
+            types.Position(0, 75),
+        ),
+        (KCI + "'''abc\n", types.Position(1, 0)),
+    ],
+    ids=["first-line", "first-column"],
+)
+def test_findings_at_the_documents_first_line_and_column(project, text, start):
+    server = initialized_server(project)
+    uri = opened(server, project / "edge.py", text)
+    [diagnostic] = server.diagnostics(uri, server.check(uri))
+    assert diagnostic.range.start == start
+
+
+def test_strict_sites_say_why_the_default_leaves_them_out(project):
+    """A narrowed site says why; one with ``# noqa`` stays quiet, as in
+    ``check --strict``."""
+    (project / "pyproject.toml").write_text("[tool.vllm-spec-lint]\nstrict = true\n")
+    server = initialized_server(project)
+    text = (
+        KCI + "from vllm.v1.kv_cache_interface import SlidingWindowMLASpec\n\n\n"
+        "def f(spec):\n"
+        "    if isinstance(spec, SlidingWindowMLASpec):\n"
+        "        return 0\n"
+        "    if isinstance(spec, MLAAttentionSpec):\n"
+        "        return 1\n"
+        "    if isinstance(spec, MLAAttentionSpec):  # noqa: VSL001 deliberate\n"
+        "        return 2\n"
+    )
+    uri = opened(server, project / "worker.py", text)
+    [diagnostic] = server.diagnostics(uri, server.check(uri))
+    assert diagnostic.range.start == types.Position(7, 24)
+    assert diagnostic.message == (
+        "isinstance() check against MLAAttentionSpec leaves out SlidingWindowMLASpec"
+        " (strict: narrowed: `isinstance(spec, SlidingWindowMLASpec)` (line 6) "
+        "already excludes SlidingWindowMLASpec)"
+    )
+
+
+def test_actions_and_hover_on_a_document_not_checked_yet(project):
+    server = initialized_server(project)
+    uri = opened(server, project / "worker.py", WORKER)
+    span = types.Range(types.Position(4, 43), types.Position(4, 59))
+    diagnostic = types.Diagnostic(
+        range=span,
+        message="",
+        code="VSL001",
+        source="vllm-spec-lint",
+        data={"row": 5, "column": 44, "name": "isinstance-leaves-out-companion"},
+    )
+    titles = [a.title for a in code_actions(server, uri, span, [diagnostic])]
+    assert titles[0].startswith("Add SlidingWindowMLASpec")
+    server.checked.clear()
+    hovered = lsp.hover(
+        server,
+        types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri),
+            position=types.Position(4, 50),
+        ),
+    )
+    assert hovered.contents.value.startswith("**VSL001**")
+
+
+@pytest.mark.parametrize(
+    "before, after, edit",
+    [
+        (
+            "a = 1\nb = 2\nc = 3\nd = 4\n",
+            "a = 1\nb = 20\nc = 30\nd = 4\n",
+            ((1, 0), (3, 0), "b = 20\nc = 30\n"),
+        ),
+        ("\na = 1\n", "\na = 2\n", ((1, 0), (2, 0), "a = 2\n")),
+    ],
+    ids=["several-lines", "after-a-blank-first-line"],
+)
+def test_minimal_edits_replace_the_changed_run_of_lines(project, before, after, edit):
+    (start, end, text) = edit
+    assert edits_between(project, before, after) == [
+        types.TextEdit(
+            range=types.Range(types.Position(*start), types.Position(*end)),
+            new_text=text,
+        )
+    ]

@@ -1,0 +1,146 @@
+"""Settings values: what each bad one is told, word for word (the file,
+the key and the reason), and the spellings setup.cfg's text values take."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_cli
+from vllm_spec_lint.core.settings import ConfigError
+from vllm_spec_lint.edges.config import parse_settings
+
+pytestmark = pytest.mark.fast
+
+CODES = "VSL001, VSL002, VSL003, VSL004, VSL005, VSL006, VSL007, VSL900"
+
+
+@pytest.mark.parametrize(
+    "name, text, reason",
+    [
+        (
+            "pyproject.toml",
+            'families = ["x"]',
+            "invalid value for 'families[0]': expected a table",
+        ),
+        (
+            "pyproject.toml",
+            "families = 3",
+            "invalid value for 'families': expected a list of tables",
+        ),
+        (
+            "pyproject.toml",
+            'families = [{ module = "a", members = ["A", "B"], size = 2, colour = 1 }]',
+            "invalid value for 'families[0]': unknown field(s): ['colour', 'size']",
+        ),
+        (
+            "pyproject.toml",
+            'families = [{ module = "a-b", members = ["A", "B"] }]',
+            "invalid value for 'families[0].module': expected a dotted module name",
+        ),
+        (
+            "pyproject.toml",
+            'families = [{ module = "a", members = [1, 2] }]',
+            "invalid value for 'families[0].members': expected a list of strings",
+        ),
+        (
+            "pyproject.toml",
+            'families = [{ module = "a", members = ["A"] }]',
+            "invalid value for 'families[0].members': expected two or more class names",
+        ),
+        (
+            "pyproject.toml",
+            'per-file-ignores = ["x"]',
+            "invalid value for 'per-file-ignores': expected a table of pattern = "
+            "[codes]",
+        ),
+        (
+            "setup.cfg",
+            "per-file-ignores =\n    bad.py VSL001",
+            "invalid value for 'per-file-ignores': expected 'pattern: codes': "
+            "'bad.py VSL001'",
+        ),
+        (
+            "pyproject.toml",
+            'select = ["VSL9", "X1", "E"]',
+            f"invalid value for 'select': unknown rule selector 'X1', 'E' (codes: "
+            f"{CODES})",
+        ),
+        (
+            "setup.cfg",
+            "strict = on",
+            "invalid value for 'strict': expected true or false",
+        ),
+        (
+            "pyproject.toml",
+            'strict = "yes"',
+            "invalid value for 'strict': expected true or false",
+        ),
+    ],
+)
+def test_a_bad_value_is_told_by_file_key_and_reason(tmp_path, name, text, reason):
+    section = "[tool.vllm-spec-lint]" if name.endswith(".toml") else "[vllm-spec-lint]"
+    (tmp_path / name).write_text(f"{section}\n{text}\n")
+    out = run_cli("check", "--no-cache", ".", cwd=tmp_path)
+    assert (out.returncode, out.stdout) == (2, "")
+    assert out.stderr == f"error: {tmp_path / name}: {reason}\n"
+
+
+@pytest.mark.parametrize(
+    "text, where, reason",
+    [
+        ("line-length = \n", ":2:15", "Invalid value"),
+        ("line-length = [\n", "", "Invalid value at the end of the file"),
+        ("line-length = 88\nline-length = 89\n", ":3:17", "Cannot overwrite a value"),
+    ],
+)
+def test_a_file_that_is_not_toml_is_told_where_and_why(tmp_path, text, where, reason):
+    (tmp_path / "pyproject.toml").write_text(f"[tool.vllm-spec-lint]\n{text}")
+    out = run_cli("check", "--no-cache", ".", cwd=tmp_path)
+    assert out.returncode == 2
+    assert out.stderr == (
+        f"error: {tmp_path / 'pyproject.toml'}{where}: invalid TOML: {reason}\n"
+    )
+
+
+@pytest.mark.parametrize(
+    "text, strict",
+    [
+        ("true", True),
+        (" TRUE ", True),
+        ("1", True),
+        ("False", False),
+        (" 0", False),
+        ("false", False),
+    ],
+)
+def test_setup_cfg_booleans_in_any_case_and_spacing(text, strict):
+    assert parse_settings({"strict": text}, "setup.cfg", Path(".")).strict is strict
+
+
+def test_a_toml_boolean_stays_what_it_is():
+    assert parse_settings({"strict": True}, "p", Path(".")).strict is True
+    assert parse_settings({"strict": False}, "p", Path(".")).strict is False
+    with pytest.raises(ConfigError) as raised:
+        parse_settings({"strict": 1}, "pyproject.toml", Path("."))
+    assert str(raised.value) == (
+        "pyproject.toml: invalid value for 'strict': expected true or false"
+    )
+
+
+def test_a_family_is_named_after_its_anchor_unless_named(tmp_path):
+    config = parse_settings(
+        {
+            "families": [
+                {"module": "vllm.x", "members": ["Anchor", "Companion"]},
+                {"name": "pair", "module": "vllm.y", "members": ["A", "B"]},
+            ]
+        },
+        "pyproject.toml",
+        tmp_path,
+    )
+    assert [(f.name, f.module) for f in config.families] == [
+        ("Anchor", "vllm.x"),
+        ("pair", "vllm.y"),
+    ]
