@@ -300,3 +300,69 @@ def test_readme_quotes_the_benchmark_tables():
     readme = (REPO / "docs" / "performance.md").read_text()
     for table in tables[:2]:  # commands and targets
         assert table in readme
+
+
+REPEATS = (
+    "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
+    "a = isinstance(s, MLAAttentionSpec)\n"
+    "b = isinstance(s,   MLAAttentionSpec)\n"
+    "a = isinstance(s, MLAAttentionSpec)\n"
+)
+
+
+def test_a_baseline_file_is_written_relative_to_its_folder(tmp_path):
+    """Paths relative to the baseline's folder (not the working one), white
+    space folded, a repeated line counted by occurrence."""
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "m.py").write_text(REPEATS)
+    out = run_cli(
+        "check", "--write-baseline", "../baseline.json", ".", cwd=tmp_path / "pkg"
+    )
+    assert out.stderr == "Wrote 3 entries to ../baseline.json.\n"
+    entry = '    {{\n      "path": "pkg/m.py",\n      "code": "VSL001",\n      "source": "{}",\n      "occurrence": {}\n    }}'
+    assert (tmp_path / "baseline.json").read_text() == (
+        '{\n  "version": 1,\n  "tool": "vllm-spec-lint",\n  "entries": [\n'
+        + entry.format("a = isinstance(s, MLAAttentionSpec)", 0)
+        + ",\n"
+        + entry.format("b = isinstance(s, MLAAttentionSpec)", 0)
+        + ",\n"
+        + entry.format("a = isinstance(s, MLAAttentionSpec)", 1)
+        + "\n  ]\n}\n"
+    )
+    again = run_cli("check", "--baseline", "baseline.json", "pkg", cwd=tmp_path)
+    assert again.returncode == 0
+
+
+def test_new_findings_after_a_baseline_come_in_file_and_line_order(tmp_path):
+    from vllm_spec_lint.faces.baseline import split_by_baseline, write_baseline
+
+    def finding(path, row):
+        return Finding("VSL001", "m", str(tmp_path / path), (row, 1), (row, 2))
+
+    baseline = tmp_path / "baseline.json"
+    write_baseline(baseline, [finding("b.py", 1)])
+    new, stale = split_by_baseline(
+        [finding("b.py", 9), finding("b.py", 1), finding("a.py", 3)], baseline
+    )
+    assert [(f.path.rsplit("/", 1)[1], f.location[0]) for f in new] == [
+        ("a.py", 3),
+        ("b.py", 9),
+    ]
+    assert stale == []
+
+
+@pytest.mark.parametrize(
+    "name, text, reason",
+    [
+        ("v2.json", '{"version": 2, "entries": []}', "unsupported baseline version 2"),
+        ("folder", None, "cannot read baseline: Is a directory"),
+    ],
+)
+def test_a_baseline_that_cannot_be_used_says_why(tmp_path, name, text, reason):
+    (tmp_path / "m.py").write_text(REPEATS)
+    if text is None:
+        (tmp_path / name).mkdir()
+    else:
+        (tmp_path / name).write_text(text)
+    out = run_cli("check", "--baseline", name, ".", cwd=tmp_path)
+    assert (out.returncode, out.stderr) == (2, f"error: {name}: {reason}\n")
