@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from vllm_spec_lint.core.analysis import analyze_source
+from vllm_spec_lint.core.fixing import fix_source
 from vllm_spec_lint.core.settings import Config
 from vllm_spec_lint.rules import ALL_RULES
 from vllm_spec_lint.rules.base import Example
@@ -41,6 +42,21 @@ def test_invalid_example_is_reported_by_its_rule(rule, example):
     assert [f.code for f in found] == [rule.CODE]
     if example.position:
         assert found[0].location == example.position
+
+
+@pytest.mark.parametrize(
+    "rule, example",
+    [p for p in _examples("INVALID") if p.values[1].fixed is not None],
+)
+def test_invalid_example_is_fixed_as_written(rule, example):
+    outcome = fix_source(
+        example.code,
+        "example.py",
+        Config(),
+        module_name=example.module,
+        unsafe=True,
+    )
+    assert (outcome.failure, outcome.text) == (None, example.fixed)
 
 
 @pytest.mark.parametrize("rule", ALL_RULES, ids=lambda r: r.CODE)

@@ -288,6 +288,84 @@ def test_its_twins_are_quiet_and_strict_says_why(name):
         assert finding.suppressed_by.startswith(strict_reason)
 
 
+LAYOUT = "also admits SlidingWindowMLASpec, which has MLAAttentionSpec's layout"
+TABLE = (
+    "table keyed by SlidingWindowSpec (MRO lookup) also serves "
+    "SlidingWindowMLASpec, which has MLAAttentionSpec's layout"
+)
+
+
+def _vsl007_said(body: str, strict: bool = False) -> list[tuple]:
+    from vllm_spec_lint.core.analysis import analyze_source
+
+    source = HEADER + textwrap.dedent(body)
+    return [
+        (*f.location, f.message, f.suppressed_by)
+        for f in analyze_source(source, "x.py", Config(strict=strict)).findings
+        if f.code == "VSL007"
+    ]
+
+
+@pytest.mark.fast
+@pytest.mark.parametrize(
+    "body, said",
+    [
+        (
+            "def check(cls):\n"
+            "    if issubclass(cls, SlidingWindowSpec):\n"
+            "        raise NotImplementedError('x')\n",
+            (12, 24, f"issubclass() check against SlidingWindowSpec {LAYOUT}"),
+        ),
+        (
+            "def check(spec):\n"
+            "    if SlidingWindowSpec in type(spec).__mro__:\n"
+            "        raise NotImplementedError('x')\n",
+            (12, 8, f"MRO test check against SlidingWindowSpec {LAYOUT}"),
+        ),
+        (
+            "TABLE = {SlidingWindowSpec: lambda s: None}\n\n"
+            "def f(spec):\n"
+            "    for c in type(spec).__mro__:\n"
+            "        if c in TABLE:\n"
+            "            return TABLE[c](spec)\n",
+            (11, 10, TABLE),
+        ),
+        (
+            "TABLE = {SlidingWindowSpec: None}\n\n"
+            "def f(spec):\n"
+            "    for c in type(spec).__mro__:\n"
+            "        if c in TABLE:\n"
+            "            return TABLE[c]\n",
+            (11, 10, TABLE),
+        ),
+    ],
+    ids=["issubclass", "mro-test", "lambda-entry-none", "entry-none"],
+)
+def test_each_form_is_named_in_the_message(body, said):
+    assert _vsl007_said(body) == [(*said, None)]
+
+
+@pytest.mark.fast
+def test_an_entry_that_rejects_nothing_is_strict_only():
+    body = (
+        "TABLE = {SlidingWindowSpec: lambda s: 1}\n\n"
+        "def f(spec):\n"
+        "    for c in type(spec).__mro__:\n"
+        "        if c in TABLE:\n"
+        "            return TABLE[c](spec)\n"
+    )
+    assert _vsl007_said(body) == []
+    assert _vsl007_said(body, strict=True) == [
+        (
+            11,
+            10,
+            TABLE,
+            "shared: the entry does not reject the class; SlidingWindowMLASpec "
+            "shares what it is about here",
+        )
+    ]
+
+
 @pytest.mark.fast
 def test_the_message_names_the_parent_the_companion_and_the_layout(tmp_path):
     (tmp_path / "c.py").write_text(HEADER + REJECTIONS["bare-raise"][0])

@@ -165,6 +165,16 @@ class ParentSweepsInCompanion(Rule):
             "    ):\n"
             "        raise NotImplementedError('WRITE mode does not support sliding window')\n",
             position=(5, 37),
+            fixed=(
+                "from vllm.v1.kv_cache_interface import SlidingWindowMLASpec, SlidingWindowSpec\n\n"
+                "def check(mode, groups):\n"
+                "    if mode == 'write' and any(\n"
+                "        isinstance(g.kv_cache_spec, SlidingWindowSpec)"
+                " and not isinstance(g.kv_cache_spec, SlidingWindowMLASpec)"
+                " for g in groups\n"
+                "    ):\n"
+                "        raise NotImplementedError('WRITE mode does not support sliding window')\n"
+            ),
         ),
         Example(
             "from vllm.v1.kv_cache_interface import SlidingWindowSpec\n\n"
@@ -173,12 +183,26 @@ class ParentSweepsInCompanion(Rule):
             "        return False\n"
             "    return True\n",
             position=(4, 25),
+            fixed=(
+                "from vllm.v1.kv_cache_interface import SlidingWindowMLASpec, SlidingWindowSpec\n\n"
+                "def supported(spec):\n"
+                "    if isinstance(spec, SlidingWindowSpec)"
+                " and not isinstance(spec, SlidingWindowMLASpec):\n"
+                "        return False\n"
+                "    return True\n"
+            ),
         ),
         Example(
             "from vllm.v1.kv_cache_interface import SlidingWindowSpec\n\n"
             "def check(spec):\n"
             "    assert not isinstance(spec, SlidingWindowSpec), 'K/V layout only'\n",
             position=(4, 33),
+            fixed=(
+                "from vllm.v1.kv_cache_interface import SlidingWindowMLASpec, SlidingWindowSpec\n\n"
+                "def check(spec):\n"
+                "    assert not (isinstance(spec, SlidingWindowSpec)"
+                " and not isinstance(spec, SlidingWindowMLASpec)), 'K/V layout only'\n"
+            ),
         ),
         Example(
             "import vllm.v1.kv_cache_interface as kci\n\n"
@@ -188,6 +212,15 @@ class ParentSweepsInCompanion(Rule):
             "    else:\n"
             "        raise ValueError('K/V layout')\n",
             position=(4, 45),
+            fixed=(
+                "import vllm.v1.kv_cache_interface as kci\n\n"
+                "def check(spec):\n"
+                "    if not (isinstance(spec, kci.MambaSpec | kci.SlidingWindowSpec)"
+                " and not isinstance(spec, kci.SlidingWindowMLASpec)):\n"
+                "        return True\n"
+                "    else:\n"
+                "        raise ValueError('K/V layout')\n"
+            ),
         ),
         Example(
             "import functools\n\n"
