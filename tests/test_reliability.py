@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO, run_cli
-from vllm_spec_lint.edges.files import write_atomically
+from vllm_spec_lint.edges.files import ReportNotWritten, write_atomically, write_report
 
 BAD = (
     "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n\n"
@@ -347,6 +347,56 @@ def test_write_atomically_keeps_links_pointing_at_the_fixed_file(tmp_path):
     os.symlink(real, link)
     write_atomically(link, BAD.encode(), FIXED.encode())
     assert link.is_symlink() and real.read_text() == FIXED
+
+
+@pytest.fixture
+def umask_027():
+    before = os.umask(0o027)
+    yield
+    os.umask(before)
+
+
+def test_a_report_is_written_beside_itself_then_moved_in_place(
+    tmp_path, monkeypatch, umask_027
+):
+    """The temporary file is in the report's folder (a move across file
+    systems would not be one step), named after it, and the report gets the
+    permissions the umask gives a new file."""
+    moves = []
+    replace = os.replace
+
+    def recorded(source, target):
+        moves.append((Path(source), Path(target)))
+        replace(source, target)
+
+    monkeypatch.setattr(os, "replace", recorded)
+    report = tmp_path / "out" / "report.txt"
+    write_report(report, "VSL001 \u00e9\n")
+    [(temporary, target)] = moves
+    assert target == report and temporary.parent == report.parent
+    assert temporary.name.startswith(".report.txt.")
+    assert temporary.name.endswith(".vsl-tmp")
+    assert report.read_bytes() == "VSL001 \u00e9\n".encode()
+    assert report.stat().st_mode & 0o777 == 0o640
+    assert os.listdir(report.parent) == ["report.txt"]
+
+
+def test_a_report_that_fails_half_way_leaves_the_old_one(tmp_path):
+    report = tmp_path / "report.txt"
+    report.write_text("old\n")
+    with pytest.raises(UnicodeEncodeError):
+        write_report(report, "new \ud800\n")
+    assert report.read_text() == "old\n"
+    assert os.listdir(tmp_path) == ["report.txt"]
+
+
+def test_a_report_that_cannot_be_written_says_why_in_words(tmp_path):
+    (tmp_path / "README.md").write_text("")
+    with pytest.raises(ReportNotWritten) as raised:
+        write_report(tmp_path / "README.md" / "report.txt", "x")
+    assert str(raised.value) == (
+        f"{tmp_path / 'README.md' / 'report.txt'}: cannot write the report: File exists"
+    )
 
 
 # -- never running scanned code ------------------------------------------------------
