@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import shutil
 from contextlib import redirect_stderr
 
@@ -40,6 +41,68 @@ def test_families_prints_the_families_and_the_trees_hierarchy(tmp_path):
         "  SlidingWindowMLASpec <- SlidingWindowSpec\n"
         "  SlidingWindowSpec <- AttentionSpec\n"
     )
+
+
+HYBRID_TREE = (
+    "class KVCacheSpec: ...\n"
+    "class AttentionSpec(KVCacheSpec): ...\n"
+    "class FullAttentionSpec(AttentionSpec): ...\n"
+    "class MLAAttentionSpec(FullAttentionSpec): ...\n"
+    "class SlidingWindowSpec(AttentionSpec): ...\n"
+    "class SlidingWindowMLASpec(SlidingWindowSpec): ...\n"
+    "class HybridMLASpec(MLAAttentionSpec, SlidingWindowSpec): ...\n"
+)
+
+
+@pytest.fixture
+def hybrid_tree(tmp_path):
+    kci = tmp_path / "vllm" / "v1" / "kv_cache_interface.py"
+    kci.parent.mkdir(parents=True)
+    kci.write_text(HYBRID_TREE)
+    return tmp_path
+
+
+def test_families_lists_every_base_and_says_when_there_are_no_twins(hybrid_tree):
+    kci = hybrid_tree / "vllm" / "v1" / "kv_cache_interface.py"
+    out = run_cli("families", ".", cwd=hybrid_tree)
+    assert "  HybridMLASpec <- MLAAttentionSpec, SlidingWindowSpec\n" in out.stdout
+    twins = run_cli("families", "--discover", ".", cwd=hybrid_tree)
+    assert twins.stdout == (
+        "structural twins among the subclasses of "
+        "vllm.v1.kv_cache_interface.KVCacheSpec (hierarchy from scanned tree: "
+        f"{kci}; proposed at a score of 5 or more):\n"
+        "  none\n"
+    )
+
+
+def test_families_as_json(hybrid_tree):
+    out = run_cli("families", "--output-format", "json", ".", cwd=hybrid_tree)
+    kci = "vllm.v1.kv_cache_interface"
+    assert out.stdout.startswith('{\n  "families": [\n    {\n      "name": "mla",\n')
+    assert json.loads(out.stdout) == {
+        "families": [
+            {
+                "name": "mla",
+                "module": kci,
+                "anchor": f"{kci}.MLAAttentionSpec",
+                "companions": [f"{kci}.SlidingWindowMLASpec"],
+                "discovered": False,
+            }
+        ],
+        "hierarchy": {
+            f"{kci}.AttentionSpec": [f"{kci}.KVCacheSpec"],
+            f"{kci}.FullAttentionSpec": [f"{kci}.AttentionSpec"],
+            f"{kci}.HybridMLASpec": [
+                f"{kci}.MLAAttentionSpec",
+                f"{kci}.SlidingWindowSpec",
+            ],
+            f"{kci}.KVCacheSpec": [],
+            f"{kci}.MLAAttentionSpec": [f"{kci}.FullAttentionSpec"],
+            f"{kci}.SlidingWindowMLASpec": [f"{kci}.SlidingWindowSpec"],
+            f"{kci}.SlidingWindowSpec": [f"{kci}.AttentionSpec"],
+        },
+        "source": f"scanned tree: {hybrid_tree / kci.replace('.', '/')}.py",
+    }
 
 
 def test_families_warns_about_a_family_module_it_cannot_read(tmp_path):

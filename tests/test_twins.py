@@ -219,19 +219,34 @@ def test_the_anchor_is_the_class_with_more_subclasses():
 def test_families_discover_prints_a_table_and_the_entry_to_paste(tree):
     result = run_cli("families", "--discover", str(tree))
     assert result.returncode == 0, result.stderr
-    lines = result.stdout.splitlines()
-    assert (
-        f"| MLAAttentionSpec | ChunkedMLASpec | 8 | no | shares fields {SHARED_FIELDS}; "
-        "both call _apply_alignment_padding in __post_init__; "
-        "same body: __post_init__; ChunkedMLASpec's docstring names MLA |"
-    ) in lines
-    assert "| MLAAttentionSpec | SlidingWindowMLASpec | 8 | yes |" in "\n".join(lines)
-    assert (
+    kci = tree / "vllm" / "v1" / "kv_cache_interface.py"
+    shared = (
+        f"shares fields {SHARED_FIELDS}; "
+        "both call _apply_alignment_padding in __post_init__; same body: __post_init__"
+    )
+    assert result.stdout == (
+        "structural twins among the subclasses of "
+        "vllm.v1.kv_cache_interface.KVCacheSpec (hierarchy from scanned tree: "
+        f"{kci}; proposed at a score of 5 or more):\n"
+        "| anchor | companion | score | configured | evidence |\n"
+        "|---|---|---|---|---|\n"
+        f"| MLAAttentionSpec | ChunkedMLASpec | 8 | no | {shared}; "
+        "ChunkedMLASpec's docstring names MLA |\n"
+        f"| MLAAttentionSpec | SlidingWindowMLASpec | 8 | yes | {shared}; "
+        "SlidingWindowMLASpec's docstring names MLA |\n"
+        f"| SlidingWindowMLASpec | ChunkedMLASpec | 7 | no | {shared} |\n"
+        "\n"
+        "To check them as families, add to [tool.vllm-spec-lint]:\n"
+        "extend-families = [\n"
         '  { name = "mlaattentionspec-chunkedmlaspec", '
         'module = "vllm.v1.kv_cache_interface", '
-        'members = ["MLAAttentionSpec", "ChunkedMLASpec"] },'
-    ) in lines
-    assert "  # MLAAttentionSpec / SlidingWindowMLASpec: configured already" in lines
+        'members = ["MLAAttentionSpec", "ChunkedMLASpec"] },\n'
+        "  # MLAAttentionSpec / SlidingWindowMLASpec: configured already\n"
+        '  { name = "slidingwindowmlaspec-chunkedmlaspec", '
+        'module = "vllm.v1.kv_cache_interface", '
+        'members = ["SlidingWindowMLASpec", "ChunkedMLASpec"] },\n'
+        "]\n"
+    )
 
 
 def test_families_discover_json(tree):
@@ -352,6 +367,17 @@ def test_families_lists_the_discovered_family_when_on(tree):
         f"hierarchy (from scanned tree: {tree / 'vllm/v1/kv_cache_interface.py'}):"
         in (result.stdout)
     )
+
+
+def test_families_json_marks_the_discovered_family(tree):
+    result = run_cli(
+        "families", "--discover-families", "--output-format", "json", str(tree)
+    )
+    families = json.loads(result.stdout)["families"]
+    assert [(f["name"], f["discovered"]) for f in families] == [
+        ("mla", False),
+        ("discovered:MLAAttentionSpec/ChunkedMLASpec", True),
+    ]
 
 
 def test_a_plugins_own_spec_class_takes_part(tmp_path):
