@@ -38,6 +38,17 @@ def examples(tmp_path) -> Path:
     return tree
 
 
+# vLLM's spec classes as they are: the companion beside the anchor.
+SPEC_CLASSES = (
+    "class KVCacheSpec: ...\n"
+    "class AttentionSpec(KVCacheSpec): ...\n"
+    "class FullAttentionSpec(AttentionSpec): ...\n"
+    "class MLAAttentionSpec(FullAttentionSpec): ...\n"
+    "class SlidingWindowSpec(AttentionSpec): ...\n"
+    "class SlidingWindowMLASpec(SlidingWindowSpec): ...\n"
+)
+
+
 def write_covering_hierarchy(root: Path) -> Path:
     """A family module under ``root`` in which the companion derives from
     the anchor, so nothing leaves it out; its path."""

@@ -9,7 +9,7 @@ from contextlib import redirect_stderr
 
 import pytest
 
-from tests.conftest import REPO, run_cli
+from tests.conftest import REPO, SPEC_CLASSES, run_cli
 from vllm_spec_lint.faces import cli
 
 pytestmark = pytest.mark.fast
@@ -44,13 +44,7 @@ def test_families_prints_the_families_and_the_trees_hierarchy(tmp_path):
 
 
 HYBRID_TREE = (
-    "class KVCacheSpec: ...\n"
-    "class AttentionSpec(KVCacheSpec): ...\n"
-    "class FullAttentionSpec(AttentionSpec): ...\n"
-    "class MLAAttentionSpec(FullAttentionSpec): ...\n"
-    "class SlidingWindowSpec(AttentionSpec): ...\n"
-    "class SlidingWindowMLASpec(SlidingWindowSpec): ...\n"
-    "class HybridMLASpec(MLAAttentionSpec, SlidingWindowSpec): ...\n"
+    SPEC_CLASSES + "class HybridMLASpec(MLAAttentionSpec, SlidingWindowSpec): ...\n"
 )
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import run_cli
+from tests.conftest import SPEC_CLASSES, run_cli
 from vllm_spec_lint.repair.formatting import detect
 
 pytestmark = pytest.mark.fast
@@ -30,13 +30,7 @@ def test_a_stub_file_is_checked(tmp_path):
 
 
 FAMILY_MODULE = (
-    "class KVCacheSpec: ...\n"
-    "class AttentionSpec(KVCacheSpec): ...\n"
-    "class FullAttentionSpec(AttentionSpec): ...\n"
-    "class MLAAttentionSpec(FullAttentionSpec): ...\n"
-    "class SlidingWindowSpec(AttentionSpec): ...\n"
-    "class SlidingWindowMLASpec(SlidingWindowSpec): ...\n"
-    "\n\n"
+    SPEC_CLASSES + "\n\n"
     "def uses_mla(spec):\n"
     "    return isinstance(spec, MLAAttentionSpec)\n"
 )
