@@ -352,3 +352,50 @@ def test_readme_rule_table_is_generated_from_the_rules():
 def test_readme_links_point_at_files_that_exist():
     for target in re.findall(r"\]\(((?:docs/|BENCH|MUTATION)[^)#]*)", README):
         assert (REPO / target).exists(), target
+
+
+def test_explain_lays_out_name_summary_body_and_both_examples():
+    from vllm_spec_lint.faces.rule_docs import RuleDoc
+
+    doc = RuleDoc(
+        "VSL042",
+        "made-up-rule",
+        "a summary",
+        "The body.\n\nSecond paragraph.",
+        invalid="bad = 1\n\nworse = 2\n",
+        valid="good = 1\n",
+    )
+    assert doc.explain() == (
+        "VSL042 (made-up-rule)\n"
+        "\n"
+        "a summary\n"
+        "\n"
+        "The body.\n"
+        "\n"
+        "Second paragraph.\n"
+        "\n"
+        "Reported:\n"
+        "\n"
+        "    bad = 1\n"
+        "\n"
+        "    worse = 2\n"
+        "\n"
+        "Not reported:\n"
+        "\n"
+        "    good = 1\n"
+    )
+    assert RuleDoc("VSL042", "made-up-rule", "a summary", "Body.").explain() == (
+        "VSL042 (made-up-rule)\n\na summary\n\nBody.\n"
+    )
+
+
+def test_a_pipe_in_a_summary_is_escaped_in_the_markdown_table(monkeypatch):
+    from vllm_spec_lint.faces import rule_docs
+
+    made_up = rule_docs.RuleDoc("VSL042", "made-up-rule", "A | B", "Body.")
+    monkeypatch.setattr(rule_docs, "rule_docs", lambda: [made_up])
+    assert rule_docs.markdown_table() == (
+        "| code | name | what it finds |\n"
+        "|---|---|---|\n"
+        "| VSL042 | `made-up-rule` | A \\| B |\n"
+    )
