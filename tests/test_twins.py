@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import fetch_vllm, run_cli
+from tests.conftest import REPO, fetch_vllm, run_cli
 from vllm_spec_lint.model.hierarchy import (
     KV_CACHE_INTERFACE,
     ClassHierarchy,
@@ -666,3 +666,22 @@ def test_a_pair_needs_two_shared_fields_or_a_helper():
     assert twins_of_module(with_shared_fields(1)) == []
     [twin] = twins_of_module(with_shared_fields(2))
     assert (twin.anchor, twin.companion, twin.score) == ("m.ASpec", "m.BSpec", 6.0)
+
+
+@pytest.mark.parametrize(
+    "output_format, golden",
+    [("dot", "twins-graph.dot"), ("mermaid", "twins-graph.mmd")],
+)
+def test_graphs_draw_families_and_discovered_twins(tree, output_format, golden):
+    """Written out in tests/golden: fills for anchors and companions, a
+    dashed edge per configured family and per discovered twin with its
+    score."""
+    (tree / "pyproject.toml").write_text(
+        "[tool.vllm-spec-lint]\nextend-families = [{ name = 'mamba', "
+        "module = 'vllm.v1.kv_cache_interface', "
+        "members = ['FullAttentionSpec', 'SlidingWindowSpec'] }]\n"
+    )
+    result = run_cli(
+        "families", "--discover", "--output-format", output_format, ".", cwd=tree
+    )
+    assert result.stdout == (REPO / "tests" / "golden" / golden).read_text()
