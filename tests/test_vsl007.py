@@ -345,6 +345,78 @@ def test_each_form_is_named_in_the_message(body, said):
     assert _vsl007_said(body) == [(*said, None)]
 
 
+SERVES = (
+    "SlidingWindowSpec implementation also serves SlidingWindowMLASpec, which "
+    "has MLAAttentionSpec's layout"
+)
+
+
+@pytest.mark.fast
+@pytest.mark.parametrize(
+    "body, said",
+    [
+        (
+            "class Registry:\n"
+            "    @functools.singledispatchmethod\n"
+            "    def register(self, spec):\n"
+            "        pass\n\n"
+            "    @register.register\n"
+            "    def _(self, spec: SlidingWindowSpec):\n"
+            "        raise NotImplementedError('K/V')\n",
+            (17, 23, f"singledispatch function register's {SERVES}"),
+        ),
+        (
+            "class Registry:\n"
+            "    @functools.singledispatchmethod\n"
+            "    @classmethod\n"
+            "    def register(cls, spec):\n"
+            "        pass\n\n"
+            "    @register.register\n"
+            "    @classmethod\n"
+            "    def _(cls, spec: SlidingWindowSpec):\n"
+            "        raise NotImplementedError('K/V')\n",
+            (19, 22, f"singledispatch function register's {SERVES}"),
+        ),
+        (
+            "import typing\n\n"
+            "@functools.singledispatch\n"
+            "def region(spec):\n"
+            "    pass\n\n"
+            "@region.register\n"
+            "def _(spec: typing.Optional[SlidingWindowSpec]):\n"
+            "    raise NotImplementedError('K/V')\n",
+            (18, 29, f"singledispatch function region's {SERVES}"),
+        ),
+        (
+            "import typing\n\n"
+            "@functools.singledispatch\n"
+            "def region(spec):\n"
+            "    pass\n\n"
+            "@region.register\n"
+            "def _(spec: typing.Union[MambaSpec, SlidingWindowSpec]):\n"
+            "    raise NotImplementedError('K/V')\n",
+            (18, 37, f"singledispatch function region's {SERVES}"),
+        ),
+    ],
+    ids=["method-self", "classmethod-cls", "optional", "union"],
+)
+def test_an_implementation_is_read_from_its_dispatched_parameter(body, said):
+    assert _vsl007_said(body) == [(*said, None)]
+
+
+@pytest.mark.fast
+def test_outside_a_class_a_first_parameter_named_self_is_the_dispatched_one():
+    body = (
+        "@functools.singledispatch\n"
+        "def region(self, spec):\n"
+        "    pass\n\n"
+        "@region.register\n"
+        "def _(self, spec: SlidingWindowSpec):\n"
+        "    raise NotImplementedError('K/V')\n"
+    )
+    assert _vsl007_said(body, strict=True) == []
+
+
 @pytest.mark.fast
 def test_an_entry_that_rejects_nothing_is_strict_only():
     body = (
