@@ -91,6 +91,40 @@ def test_hostile_file_gets_a_clear_vsl900_and_the_run_goes_on(tree, name, data, 
         assert _errors(findings)[name].startswith(error)
 
 
+@pytest.mark.parametrize(
+    "text, position, message",
+    [
+        (
+            "MLAAttentionSpec = " + "-" * 100_000 + "1\n",
+            (1, 1),
+            "cannot parse: nested too deeply",
+        ),
+        (
+            "MLAAttentionSpec = 1\n\x00\n",
+            (1, 1),
+            "cannot parse: source code string cannot contain null bytes",
+        ),
+        (
+            "MLAAttentionSpec = (1 +\n",
+            (1, 20),
+            "cannot parse: '(' was never closed",
+        ),
+    ],
+    ids=["nested-too-deeply", "null-byte", "syntax-error"],
+)
+def test_what_cannot_be_parsed_is_told_where_and_why(text, position, message):
+    from vllm_spec_lint.core.analysis import analyze_source
+    from vllm_spec_lint.core.settings import Config
+
+    [finding] = analyze_source(text, "hostile.py", Config()).findings
+    assert (finding.code, finding.path, finding.location, finding.message) == (
+        "VSL900",
+        "hostile.py",
+        position,
+        message,
+    )
+
+
 def test_very_deep_expression_in_a_worker(tree):
     for i in range(3):
         (tree / f"deep{i}.py").write_text("MLAAttentionSpec = " + "-" * 100_000 + "1\n")
