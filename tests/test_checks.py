@@ -474,3 +474,53 @@ def test_check_through_a_covering_constant_is_fine():
     source += "ok = isinstance(s, (*_MLA, FullAttentionSpec))\n"
     source += "ok2 = isinstance(s, (MLAAttentionSpec, *_MLA))\n"
     assert findings(source) == []
+
+
+MATCH_HEADER = (
+    "from vllm.v1.kv_cache_interface import (\n"
+    "    FullAttentionSpec,\n"
+    "    MLAAttentionSpec,\n"
+    "    SlidingWindowMLASpec,\n"
+    ")\n\n\n"
+)
+
+
+def _match_findings(body: str, strict: bool) -> list[tuple]:
+    from vllm_spec_lint.core.analysis import analyze_source
+
+    found = analyze_source(MATCH_HEADER + body, "m.py", Config(strict=strict))
+    return [(f.code, f.location, f.suppressed_by) for f in found.findings]
+
+
+def test_vsl003_a_case_after_a_guard_is_strict_only_and_says_why():
+    body = (
+        "def f(spec):\n"
+        "    if isinstance(spec, SlidingWindowMLASpec):\n"
+        "        return 0\n"
+        "    match spec:\n"
+        "        case MLAAttentionSpec():\n"
+        "            return 1\n"
+    )
+    assert _match_findings(body, strict=False) == []
+    assert _match_findings(body, strict=True) == [
+        (
+            "VSL003",
+            (12, 14),
+            "narrowed: `isinstance(spec, SlidingWindowMLASpec)` (line 9) "
+            "already excludes SlidingWindowMLASpec",
+        )
+    ]
+
+
+def test_vsl003_a_case_that_took_the_companion_counts_past_later_cases():
+    body = (
+        "def f(spec):\n"
+        "    match spec:\n"
+        "        case SlidingWindowMLASpec():\n"
+        "            return 0\n"
+        "        case FullAttentionSpec(block_size=16):\n"
+        "            return 2\n"
+        "        case MLAAttentionSpec():\n"
+        "            return 1\n"
+    )
+    assert _match_findings(body, strict=True) == []
