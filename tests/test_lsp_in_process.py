@@ -517,8 +517,17 @@ def test_actions_and_hover_on_a_document_not_checked_yet(project):
             ((1, 0), (3, 0), "b = 20\nc = 30\n"),
         ),
         ("\na = 1\n", "\na = 2\n", ((1, 0), (2, 0), "a = 2\n")),
+        # A long document of repeated lines: no line is junk to the matcher.
+        (
+            "".join("x = 1\n" if i % 2 else "\n" for i in range(400)),
+            "".join(
+                "x = 2\n" if i == 201 else "x = 1\n" if i % 2 else "\n"
+                for i in range(400)
+            ),
+            ((201, 0), (202, 0), "x = 2\n"),
+        ),
     ],
-    ids=["several-lines", "after-a-blank-first-line"],
+    ids=["several-lines", "after-a-blank-first-line", "repeated-lines"],
 )
 def test_minimal_edits_replace_the_changed_run_of_lines(project, before, after, edit):
     (start, end, text) = edit
