@@ -42,6 +42,8 @@ def test_invalid_example_is_reported_by_its_rule(rule, example):
     assert [f.code for f in found] == [rule.CODE]
     if example.position:
         assert found[0].location == example.position
+    if example.message:
+        assert found[0].message == example.message
 
 
 @pytest.mark.parametrize(

@@ -43,6 +43,8 @@ class Example:
     module: str | None = None
     # Expected (line, column) of the finding, 1-based; INVALID only.
     position: tuple[int, int] | None = None
+    # The finding's message, written out; INVALID only.
+    message: str | None = None
     # The code after every fix (unsafe ones too), unformatted; INVALID only.
     fixed: str | None = None
 

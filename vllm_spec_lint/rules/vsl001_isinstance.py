@@ -77,26 +77,31 @@ class IsinstanceLeavesOutCompanion(Rule):
             "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
             "is_mla_region = isinstance(layer_spec, MLAAttentionSpec)\n",
             position=(2, 40),
+            message="isinstance() check against MLAAttentionSpec leaves out SlidingWindowMLASpec",
         ),
         Example(
             "from vllm.v1.kv_cache_interface import MLAAttentionSpec as M\n"
             "if not isinstance(spec, (FullAttentionSpec, M)):\n    pass\n",
             position=(2, 45),
+            message="isinstance() check against MLAAttentionSpec leaves out SlidingWindowMLASpec",
         ),
         Example(
             "import vllm.v1.kv_cache_interface as kci\n"
             "ok = issubclass(cls, kci.FullAttentionSpec | kci.MLAAttentionSpec)\n",
             position=(2, 46),
+            message="issubclass() check against MLAAttentionSpec leaves out SlidingWindowMLASpec",
         ),
         Example(
             "from vllm.v1.kv_cache_interface import *\n"
             "n = sum(1 for s in specs if isinstance(s, MLAAttentionSpec))\n",
             position=(2, 43),
+            message="isinstance() check against MLAAttentionSpec leaves out SlidingWindowMLASpec",
         ),
         Example(
             "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
             "has_mla = all(isinstance(s, MLAAttentionSpec) for s in specs.values())\n",
             position=(2, 29),
+            message="isinstance() check against MLAAttentionSpec leaves out SlidingWindowMLASpec",
         ),
     ]
 

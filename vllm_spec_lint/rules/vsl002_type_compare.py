@@ -52,26 +52,31 @@ class ExactTypeLeavesOutCompanion(Rule):
             "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
             "if type(spec) is MLAAttentionSpec:\n    pass\n",
             position=(2, 18),
+            message="exact type comparison with MLAAttentionSpec leaves out SlidingWindowMLASpec",
         ),
         Example(
             "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
             "other = type(spec) != MLAAttentionSpec\n",
             position=(2, 23),
+            message="exact type comparison with MLAAttentionSpec leaves out SlidingWindowMLASpec",
         ),
         Example(
             "from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowSpec\n"
             "ok = type(spec) in (MLAAttentionSpec, SlidingWindowSpec)\n",
             position=(2, 21),
+            message="exact type comparison with MLAAttentionSpec leaves out SlidingWindowMLASpec",
         ),
         Example(
             "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
             "if spec.__class__ == MLAAttentionSpec:\n    pass\n",
             position=(2, 22),
+            message="exact type comparison with MLAAttentionSpec leaves out SlidingWindowMLASpec",
         ),
         Example(
             "from vllm.v1 import kv_cache_interface\n"
             "ok = spec.__class__ not in {kv_cache_interface.MLAAttentionSpec}\n",
             position=(2, 29),
+            message="exact type comparison with MLAAttentionSpec leaves out SlidingWindowMLASpec",
         ),
     ]
 

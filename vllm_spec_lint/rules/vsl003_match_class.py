@@ -73,6 +73,7 @@ class MatchClassLeavesOutCompanion(Rule):
             "    case MLAAttentionSpec():\n"
             "        pass\n",
             position=(3, 10),
+            message="case MLAAttentionSpec() has no SlidingWindowMLASpec() alternative",
         ),
         Example(
             "from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowMLASpec\n"
@@ -82,6 +83,7 @@ class MatchClassLeavesOutCompanion(Rule):
             "    case MLAAttentionSpec(block_size=b) as mla:\n"
             "        pass\n",
             position=(5, 10),
+            message="case MLAAttentionSpec() has no SlidingWindowMLASpec() alternative",
         ),
     ]
 

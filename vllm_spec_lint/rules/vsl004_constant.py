@@ -50,17 +50,20 @@ class ConstantLeavesOutCompanion(Rule):
             "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
             "_MLA_SPECS = (MLAAttentionSpec,)\n",
             position=(2, 1),
+            message="constant _MLA_SPECS lists MLAAttentionSpec but leaves out SlidingWindowMLASpec",
         ),
         Example(
             "from vllm.v1.kv_cache_interface import FullAttentionSpec, MLAAttentionSpec\n"
             "class Worker:\n"
             "    SPECS: frozenset = frozenset({FullAttentionSpec, MLAAttentionSpec})\n",
             position=(3, 5),
+            message="constant SPECS lists MLAAttentionSpec but leaves out SlidingWindowMLASpec",
         ),
         Example(
             "from vllm.v1.kv_cache_interface import FullAttentionSpec, MLAAttentionSpec\n"
             "AnyMLA = FullAttentionSpec | MLAAttentionSpec\n",
             position=(2, 1),
+            message="constant AnyMLA lists MLAAttentionSpec but leaves out SlidingWindowMLASpec",
         ),
     ]
 

@@ -79,36 +79,48 @@ class ClassNameLeavesOutCompanion(Rule):
     ]
     INVALID = [
         Example(
-            'is_mla = type(spec).__name__ == "MLAAttentionSpec"\n', position=(1, 33)
+            'is_mla = type(spec).__name__ == "MLAAttentionSpec"\n',
+            position=(1, 33),
+            message="class-name test against MLAAttentionSpec leaves out SlidingWindowMLASpec",
         ),
         Example(
             "ok = spec.__class__.__qualname__ not in ('MLAAttentionSpec', 'X')\n",
             position=(1, 42),
+            message="class-name test against MLAAttentionSpec leaves out SlidingWindowMLASpec",
         ),
         Example(
             "is_mla = any(\n"
             '    cls.__name__ == "MLAAttentionSpec" for cls in type(spec).__mro__\n'
             ")\n",
             position=(2, 21),
+            message="MRO test against MLAAttentionSpec leaves out SlidingWindowMLASpec",
         ),
         Example(
             'ok = "MLAAttentionSpec" in {c.__name__ for c in type(spec).mro()}\n',
             position=(1, 6),
+            message="MRO test against MLAAttentionSpec leaves out SlidingWindowMLASpec",
         ),
         Example(
             _IMPORT + "ok = MLAAttentionSpec in type(spec).__mro__\n",
             position=(2, 6),
+            message="MRO test against MLAAttentionSpec leaves out SlidingWindowMLASpec",
         ),
         Example(
             _IMPORT + "import inspect\n\n"
             "ok = any(c is MLAAttentionSpec for c in inspect.getmro(type(spec)))\n",
             position=(4, 15),
+            message="MRO test against MLAAttentionSpec leaves out SlidingWindowMLASpec",
         ),
-        Example('ok = "MLAAttentionSpec" == type(spec).__name__\n', position=(1, 6)),
+        Example(
+            'ok = "MLAAttentionSpec" == type(spec).__name__\n',
+            position=(1, 6),
+            message="class-name test against MLAAttentionSpec leaves out SlidingWindowMLASpec",
+        ),
         # A base class does not cover an exact name.
         Example(
             'ok = type(spec).__name__ in ("MLAAttentionSpec", "AttentionSpec")\n',
             position=(1, 30),
+            message="class-name test against MLAAttentionSpec leaves out SlidingWindowMLASpec",
         ),
     ]
 

@@ -88,13 +88,18 @@ class DispatchLeavesOutCompanion(Rule):
         "import atexit\n\natexit.register(save, MLAAttentionSpec)\n",
     ]
     INVALID = [
-        Example(_IMPORT + "HANDLERS = {MLAAttentionSpec: mla}\n", position=(2, 13)),
+        Example(
+            _IMPORT + "HANDLERS = {MLAAttentionSpec: mla}\n",
+            position=(2, 13),
+            message="table keyed by MLAAttentionSpec (exact-type lookup) leaves out SlidingWindowMLASpec",
+        ),
         # Exact lookup: a base key does not cover.
         Example(
             "from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowSpec\n"
             "HANDLERS = {MLAAttentionSpec: mla, SlidingWindowSpec: window}\n"
             "handler = HANDLERS[type(spec)]\n",
             position=(2, 13),
+            message="table keyed by MLAAttentionSpec (exact-type lookup) leaves out SlidingWindowMLASpec",
         ),
         # Looked up along the MRO, but no key covers the companion.
         Example(
@@ -104,10 +109,12 @@ class DispatchLeavesOutCompanion(Rule):
             "    HANDLERS.get(c) for c in type(spec).__mro__ if c in HANDLERS\n"
             ")\n",
             position=(2, 13),
+            message="table keyed by MLAAttentionSpec (MRO lookup) leaves out SlidingWindowMLASpec",
         ),
         Example(
             _IMPORT + "HANDLERS = dict([(MLAAttentionSpec, mla)])\n",
             position=(2, 19),
+            message="table keyed by MLAAttentionSpec (exact-type lookup) leaves out SlidingWindowMLASpec",
         ),
         Example(
             "from functools import singledispatch as sd\n\n" + _IMPORT + "\n\n"
@@ -115,6 +122,7 @@ class DispatchLeavesOutCompanion(Rule):
             "@page_size.register\ndef _(spec: MLAAttentionSpec | FullSpec):\n"
             "    return 1\n",
             position=(12, 13),
+            message="singledispatch function page_size registers MLAAttentionSpec and leaves out SlidingWindowMLASpec",
         ),
         Example(
             "import functools\nfrom typing import Union\n\n" + _IMPORT + "\n\n"
@@ -124,16 +132,19 @@ class DispatchLeavesOutCompanion(Rule):
             "    def _(self, spec: Union[MLAAttentionSpec, FullSpec]):\n"
             "        return 1\n",
             position=(13, 29),
+            message="singledispatch function size registers MLAAttentionSpec and leaves out SlidingWindowMLASpec",
         ),
         Example(
             "from functools import singledispatch\n\n" + _IMPORT + "\n\n"
             "@singledispatch\ndef size(spec):\n    raise NotImplementedError\n\n\n"
             "@size.register(MLAAttentionSpec)\ndef _(spec):\n    return 1\n",
             position=(11, 16),
+            message="singledispatch function size registers MLAAttentionSpec and leaves out SlidingWindowMLASpec",
         ),
         Example(
             _IMPORT + "KVCacheSpecRegistry.register(MLAAttentionSpec, FullManager)\n",
             position=(2, 30),
+            message="registry KVCacheSpecRegistry registers MLAAttentionSpec and leaves out SlidingWindowMLASpec",
         ),
     ]
 

@@ -155,6 +155,7 @@ class ParentSweepsInCompanion(Rule):
             "        case SlidingWindowSpec():\n"
             "            raise NotImplementedError('K/V layout only')\n",
             position=(5, 14),
+            message="case SlidingWindowSpec() also admits SlidingWindowMLASpec, which has MLAAttentionSpec's layout",
         ),
         # vLLM 0.33.0's MoRIIO WRITE-mode check.
         Example(
@@ -165,6 +166,7 @@ class ParentSweepsInCompanion(Rule):
             "    ):\n"
             "        raise NotImplementedError('WRITE mode does not support sliding window')\n",
             position=(5, 37),
+            message="isinstance() check against SlidingWindowSpec also admits SlidingWindowMLASpec, which has MLAAttentionSpec's layout",
             fixed=(
                 "from vllm.v1.kv_cache_interface import SlidingWindowMLASpec, SlidingWindowSpec\n\n"
                 "def check(mode, groups):\n"
@@ -183,6 +185,7 @@ class ParentSweepsInCompanion(Rule):
             "        return False\n"
             "    return True\n",
             position=(4, 25),
+            message="isinstance() check against SlidingWindowSpec also admits SlidingWindowMLASpec, which has MLAAttentionSpec's layout",
             fixed=(
                 "from vllm.v1.kv_cache_interface import SlidingWindowMLASpec, SlidingWindowSpec\n\n"
                 "def supported(spec):\n"
@@ -197,6 +200,7 @@ class ParentSweepsInCompanion(Rule):
             "def check(spec):\n"
             "    assert not isinstance(spec, SlidingWindowSpec), 'K/V layout only'\n",
             position=(4, 33),
+            message="isinstance() check against SlidingWindowSpec also admits SlidingWindowMLASpec, which has MLAAttentionSpec's layout",
             fixed=(
                 "from vllm.v1.kv_cache_interface import SlidingWindowMLASpec, SlidingWindowSpec\n\n"
                 "def check(spec):\n"
@@ -212,6 +216,7 @@ class ParentSweepsInCompanion(Rule):
             "    else:\n"
             "        raise ValueError('K/V layout')\n",
             position=(4, 45),
+            message="isinstance() check against SlidingWindowSpec also admits SlidingWindowMLASpec, which has MLAAttentionSpec's layout",
             fixed=(
                 "import vllm.v1.kv_cache_interface as kci\n\n"
                 "def check(spec):\n"
@@ -232,6 +237,7 @@ class ParentSweepsInCompanion(Rule):
             "def _(spec: SlidingWindowSpec):\n"
             "    raise NotImplementedError('K/V layout only')\n",
             position=(10, 13),
+            message="singledispatch function register_region's SlidingWindowSpec implementation also serves SlidingWindowMLASpec, which has MLAAttentionSpec's layout",
         ),
         Example(
             "from vllm.v1.kv_cache_interface import SlidingWindowSpec\n\n"
@@ -242,6 +248,7 @@ class ParentSweepsInCompanion(Rule):
             "            return SUPPORTS_WRITE[c]\n"
             "    return True\n",
             position=(3, 19),
+            message="table keyed by SlidingWindowSpec (MRO lookup) also serves SlidingWindowMLASpec, which has MLAAttentionSpec's layout",
         ),
     ]
 
