@@ -116,16 +116,20 @@ def interpreter_without_tools(folder: Path) -> tuple[str, dict[str, str]]:
     }
 
 
-def run_flake8(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    """``python -m flake8 ARGS`` in ``cwd``. Under mutation testing it is
-    flake8's own ``main`` in this process, where the mutants live."""
-    if os.environ.get("MUTANT_UNDER_TEST"):
+def run_flake8(
+    *args: str, cwd: Path, env: dict[str, str | None] | None = None
+) -> subprocess.CompletedProcess:
+    """``python -m flake8 ARGS`` in ``cwd``; ``env`` as for ``run_cli``.
+    Under mutation testing it is flake8's own ``main`` in this process,
+    where the mutants live."""
+    if os.environ.get("MUTANT_UNDER_TEST") and set(env or {}) <= READ_WHILE_RUNNING:
         from flake8.main.cli import main
 
-        return _in_process(main, ["flake8", *args], cwd, None)
+        return _in_process(main, ["flake8", *args], cwd, None, env or {})
     return subprocess.run(
         [sys.executable, "-m", "flake8", *args],
         cwd=cwd, capture_output=True, text=True, timeout=600,
+        env=_changed_environment(env or {}),
     )  # fmt: skip
 
 

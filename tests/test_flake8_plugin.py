@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, run_cli, run_flake8
+from tests.conftest import REPO, run_cli, run_flake8, write_covering_hierarchy
 
 CORPUS = [REPO / "examples", REPO / "tests" / "corpus"]
 
@@ -164,3 +164,40 @@ def test_noqa_comments_mean_the_same_to_flake8_and_check(tmp_path):
     expected = [2, 7, 8, 10]
     assert flake8_rows == expected
     assert our_rows == expected
+
+
+NARROWED = (
+    "from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowMLASpec\n"
+    "\n\n"
+    "def f(spec):\n"
+    "    if isinstance(spec, SlidingWindowMLASpec):\n"
+    "        return 0\n"
+    "    return isinstance(spec, MLAAttentionSpec)\n"
+)
+
+
+def test_vsl_strict_reports_what_the_default_leaves_out(tmp_path):
+    (tmp_path / "n.py").write_text(NARROWED)
+    assert flake8("--select", "VSL", "n.py", cwd=tmp_path).stdout == ""
+    strict = flake8("--select", "VSL", "--vsl-strict", "n.py", cwd=tmp_path)
+    assert strict.stdout == (
+        "n.py:7:29: VSL001 isinstance() check against MLAAttentionSpec leaves out "
+        "SlidingWindowMLASpec\n"
+    )
+
+
+def test_the_trees_own_hierarchy_is_read(bad_file):
+    write_covering_hierarchy(bad_file)
+    assert flake8("--select", "VSL", "bad.py", cwd=bad_file).stdout == ""
+
+
+def test_a_bad_family_option_stops_flake8_and_says_why(bad_file):
+    out = flake8(
+        "--select", "VSL", "--vsl-extend-families", "vllm.x MambaSpec", "bad.py",
+        cwd=bad_file,
+    )  # fmt: skip
+    assert out.returncode == 1
+    assert out.stderr.endswith(
+        "vllm-spec-lint: flake8 options: invalid value for 'families': "
+        "expected 'module: A, B': 'vllm.x MambaSpec'\n"
+    )

@@ -5,15 +5,12 @@ and a plugin's own spec classes. vLLM is read, never imported."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_cli, write_covering_hierarchy
+from tests.conftest import run_cli, run_flake8, write_covering_hierarchy
 
 CONNECTOR = (
     "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
@@ -242,11 +239,4 @@ def test_flake8_honours_vsl_vllm_source(tmp_path):
 
 
 def run_cli_flake8(cwd: Path, *args: str):
-    environment = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
-    return subprocess.run(
-        [sys.executable, "-m", "flake8", "--select", "VSL", *args, "."],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        env=environment,
-    )
+    return run_flake8("--select", "VSL", *args, ".", cwd=cwd, env=NO_ENV)
