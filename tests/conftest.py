@@ -135,7 +135,7 @@ def run_flake8(
 
 # Variables the tool reads while it runs (not at interpreter start, as
 # PYTHONPATH is): a test that sets only these can run in this process.
-READ_WHILE_RUNNING = {"VIRTUAL_ENV", "PATH"}
+READ_WHILE_RUNNING = {"VIRTUAL_ENV", "PATH", "COLUMNS"}
 
 
 def _run_cli_in_process(

@@ -201,3 +201,17 @@ def test_a_bad_family_option_stops_flake8_and_says_why(bad_file):
         "vllm-spec-lint: flake8 options: invalid value for 'families': "
         "expected 'module: A, B': 'vllm.x MambaSpec'\n"
     )
+
+
+def test_flake8_help_lists_our_options(tmp_path):
+    out = run_flake8("--help", cwd=tmp_path, env={"COLUMNS": "200"})
+    indent = " " * 24
+    assert (
+        "  --vsl-extend-families VSL_EXTEND_FAMILIES\n"
+        f"{indent}vllm-spec-lint: more families, one per line: "
+        "'module: Anchor, Companion, ...'\n"
+        "  --vsl-vllm-source VSL_VLLM_SOURCE\n"
+        f"{indent}vllm-spec-lint: read vLLM's spec classes from this checkout or "
+        "site-packages folder\n"
+        "  --vsl-strict          vllm-spec-lint: report every syntactic finding\n"
+    ) in out.stdout
