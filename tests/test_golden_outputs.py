@@ -97,3 +97,25 @@ def test_sarif_is_indented_and_names_the_tool(tmp_path):
         '          "informationUri": "https://pypi.org/project/vllm-spec-lint/",\n'
         in out.stdout
     )
+
+
+def test_explain_suppressions_gives_a_line_per_quiet_site(tmp_path):
+    (tmp_path / "two.py").write_text(
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowMLASpec\n"
+        "\n\n"
+        "def f(spec):\n"
+        "    if isinstance(spec, SlidingWindowMLASpec):\n"
+        "        return 0\n"
+        "    a = isinstance(spec, MLAAttentionSpec)\n"
+        "    b = isinstance(spec, MLAAttentionSpec)\n"
+        "    return a or b\n"
+    )
+    out = run_cli("check", "--no-cache", "--explain-suppressions", ".", cwd=tmp_path)
+    why = (
+        "VSL001 not reported: narrowed: `isinstance(spec, SlidingWindowMLASpec)` "
+        "(line 5) already excludes SlidingWindowMLASpec\n"
+    )
+    assert (out.returncode, out.stdout) == (
+        0,
+        f"two.py:7:26: {why}two.py:8:26: {why}All checks passed!\n",
+    )
