@@ -289,6 +289,13 @@ def test_gitignore_is_honoured(tree):
     )
 
 
+def test_a_gitignore_in_a_subfolder_is_read_even_with_undecodable_lines(tree):
+    subprocess.run(["git", "init", "-q"], cwd=tree, check=True)
+    (tree / "pkg" / ".gitignore").write_bytes(b"\xff\xfe not utf-8\nbad.py\n")
+    out = run_cli("check", "--show-files", ".", cwd=tree)
+    assert out.stdout.splitlines() == ["pkg/good.py"]
+
+
 def test_default_excludes(tree):
     (tree / ".venv").mkdir()
     (tree / ".venv" / "bad.py").write_text(BAD)
