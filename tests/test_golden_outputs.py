@@ -119,3 +119,28 @@ def test_explain_suppressions_gives_a_line_per_quiet_site(tmp_path):
         0,
         f"two.py:7:26: {why}two.py:8:26: {why}All checks passed!\n",
     )
+
+
+@pytest.mark.parametrize(
+    "source, args, summary",
+    [
+        (
+            "worker.py",
+            [],
+            "No errors would be fixed (2 fixes available with `--unsafe-fixes`).\n",
+        ),
+        (
+            "layers.py",
+            ["--extend-safe-fixes", "VSL001"],
+            "Would fix 1 error (2 additional fixes available with `--unsafe-fixes`).\n",
+        ),
+        ("worker.py", ["--extend-safe-fixes", "VSL001"], "Would fix 2 errors.\n"),
+    ],
+    ids=["only-unsafe", "one-safe-two-unsafe", "all-safe"],
+)
+def test_fix_diff_ends_with_what_it_would_fix_and_what_it_leaves(
+    tmp_path, source, args, summary
+):
+    tree = _in_tree(tmp_path, source)
+    out = run_cli("fix", "--no-cache", "--diff", *args, ".", cwd=tree)
+    assert out.stdout.endswith(summary)
