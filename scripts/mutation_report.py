@@ -1,8 +1,13 @@
 """The per-module table of a mutation run, for MUTATION.md.
 
     python scripts/mutation_report.py        # after `mutmut run` (nox -s mutation)
+    python scripts/mutation_report.py SAVED ...   # from saved results, in order
 
-Reads mutmut's results (``mutmut results --all true``) and the mutants
+Reads mutmut's results (``mutmut results --all true``; or that command's
+output saved in files, a later file's verdict replacing an earlier one's
+unless it is "not checked": rounds of a run whose state mutmut reset when
+its settings changed) and the mutants
+
 MUTATION.md lists as equivalent (lines ``- `MUTANT`: reason``), and prints,
 per module: mutants, not yet checked, killed, survived, no tests, timed
 out, equivalent, and the share of the checked, non-equivalent mutants that
@@ -23,13 +28,24 @@ BAR = 0.90
 EQUIVALENT = re.compile(r"^- `(?P<name>[\w.]+__mutmut_\d+)`: \S", re.MULTILINE)
 
 
-def statuses() -> dict[str, str]:
-    out = subprocess.run(
-        [sys.executable, "-m", "mutmut", "results", "--all", "true"],
-        cwd=REPO, capture_output=True, text=True, check=True,
-    )  # fmt: skip
+def statuses(saved: list[str]) -> dict[str, str]:
+    if not saved:
+        out = subprocess.run(
+            [sys.executable, "-m", "mutmut", "results", "--all", "true"],
+            cwd=REPO, capture_output=True, text=True, check=True,
+        )  # fmt: skip
+        return _parsed(out.stdout)
+    found: dict[str, str] = {}
+    for path in saved:
+        for name, status in _parsed(Path(path).read_text()).items():
+            if status != "not checked" or name not in found:
+                found[name] = status
+    return found
+
+
+def _parsed(text: str) -> dict[str, str]:
     found = {}
-    for line in out.stdout.splitlines():
+    for line in text.splitlines():
         name, sep, status = line.strip().rpartition(": ")
         if sep and "__mutmut_" in name:
             found[name] = status
@@ -43,7 +59,7 @@ def module_of(mutant: str) -> str:
 
 
 def main() -> int:
-    results = statuses()
+    results = statuses(sys.argv[1:])
     equivalent = set(EQUIVALENT.findall((REPO / "MUTATION.md").read_text()))
     stale = sorted(equivalent - set(results))
     by_module: dict[str, Counter] = defaultdict(Counter)
@@ -70,14 +86,20 @@ def main() -> int:
         share = _share(counts)
         below += [module] if share < BAR or counts["not checked"] else []
         cells = " | ".join(str(counts[c]) for c in columns)
-        print(f"| {module} | {cells} | {share:.1%} |")
+        print(f"| {module} | {cells} | {_shown(counts, share)} |")
     cells = " | ".join(str(total[c]) for c in columns)
-    print(f"| all | {cells} | {_share(total):.1%} |")
+    print(f"| all | {cells} | {_shown(total, _share(total))} |")
     for name in stale:
         print(f"listed as equivalent but not a mutant now: {name}", file=sys.stderr)
     for module in below:
         print(f"under the {BAR:.0%} bar: {module}", file=sys.stderr)
     return 1 if stale or below else 0
+
+
+def _shown(counts: Counter, share: float) -> str:
+    # A module none of whose mutants was checked has no share yet.
+    checked = counts["mutants"] - counts["equivalent"] - counts["not checked"]
+    return f"{share:.1%}" if checked else "-"
 
 
 def _share(counts: Counter) -> float:
