@@ -68,6 +68,48 @@ CODES = "VSL001, VSL002, VSL003, VSL004, VSL005, VSL006, VSL007, VSL900"
             f"{CODES})",
         ),
         (
+            "pyproject.toml",
+            "line-length = 'long'",
+            "invalid value for 'line-length': expected an integer",
+        ),
+        (
+            "pyproject.toml",
+            "line-length = 0",
+            "invalid value for 'line-length': expected an integer from 1 to 320",
+        ),
+        (
+            "pyproject.toml",
+            "line-length = 321",
+            "invalid value for 'line-length': expected an integer from 1 to 320",
+        ),
+        (
+            "pyproject.toml",
+            "max-file-size = 'big'",
+            "invalid value for 'max-file-size': expected a size in MiB",
+        ),
+        (
+            "pyproject.toml",
+            "extend-families = [{ module = 'a-b', members = ['A', 'B'] }]",
+            "invalid value for 'families[0].module': expected a dotted module name",
+        ),
+        (
+            "pyproject.toml",
+            "extend-select = ['X1']",
+            f"invalid value for 'extend-select': unknown rule selector 'X1' (codes: "
+            f"{CODES})",
+        ),
+        (
+            "pyproject.toml",
+            "extend-safe-fixes = ['X1']",
+            f"invalid value for 'extend-safe-fixes': unknown rule selector 'X1' "
+            f"(codes: {CODES})",
+        ),
+        (
+            "pyproject.toml",
+            "exclude = [1]",
+            "invalid value for 'exclude': expected a list of strings",
+        ),
+        (
             "setup.cfg",
             "strict = on",
             "invalid value for 'strict': expected true or false",
@@ -144,3 +186,10 @@ def test_a_family_is_named_after_its_anchor_unless_named(tmp_path):
         ("Anchor", "vllm.x"),
         ("pair", "vllm.y"),
     ]
+
+
+@pytest.mark.parametrize("length", [1, 88, 320])
+def test_line_length_takes_1_to_320_spelled_either_way(length):
+    for key in ("line-length", "line_length"):
+        config = parse_settings({key: length}, "pyproject.toml", Path("."))
+        assert config.line_length == length

@@ -133,6 +133,18 @@ def test_the_virtual_environments_vllm_is_read(tmp_path):
     )
 
 
+def test_a_windows_virtual_environments_vllm_is_read(tmp_path):
+    """Windows venvs keep packages in ``Lib/site-packages``."""
+    tree = plugin_tree(tmp_path / "plugin")
+    packages = tmp_path / "venv" / "Lib" / "site-packages"
+    write_covering_hierarchy(packages)
+    env = {"VIRTUAL_ENV": str(tmp_path / "venv")}
+    assert findings(".", cwd=tree, env=env) == []
+    assert hierarchy_line(tree, env=env) == (
+        f"hierarchy (from VIRTUAL_ENV: {packages / KCI}):"
+    )
+
+
 def test_a_virtual_environment_without_vllm_falls_through(tmp_path):
     tree = plugin_tree(tmp_path / "plugin")
     site_packages(tmp_path / "venv").mkdir(parents=True)

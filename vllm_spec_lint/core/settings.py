@@ -59,8 +59,6 @@ class ConfigError(Exception):
             super().__init__(f"{source}: {reason}")
         else:
             super().__init__(f"{source}: invalid value for '{key}': {reason}")
-        self.source = source
-        self.key = key
 
 
 @dataclass(frozen=True)
