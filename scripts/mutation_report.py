@@ -4,14 +4,13 @@
     python scripts/mutation_report.py SAVED ...   # from saved results, in order
 
 Reads mutmut's results (``mutmut results --all true``; or that command's
-output saved in files, a later file's verdict replacing an earlier one's
-unless it is "not checked": rounds of a run whose state mutmut reset when
-its settings changed) and the mutants
-
-MUTATION.md lists as equivalent (lines ``- `MUTANT`: reason``), and prints,
-per module: mutants, not yet checked, killed, survived, no tests, timed
-out, equivalent, and the share of the checked, non-equivalent mutants that
-were killed. Exits 1 when a module is under the 90 % bar, has mutants not
+output saved in files, rounds of a run whose state mutmut reset when its
+settings changed: the last round's mutants, each with the latest verdict
+that is not "not checked") and the mutants MUTATION.md lists as
+equivalent (lines ``- `MUTANT`: reason``), and prints, per module:
+mutants, not yet checked, killed, survived, no tests, timed out,
+equivalent, and the share of the checked, non-equivalent mutants that were
+killed. Exits 1 when a module is under the 90 % bar, has mutants not
 checked, or a listed equivalent mutant no longer exists.
 """
 
@@ -35,10 +34,13 @@ def statuses(saved: list[str]) -> dict[str, str]:
             cwd=REPO, capture_output=True, text=True, check=True,
         )  # fmt: skip
         return _parsed(out.stdout)
-    found: dict[str, str] = {}
-    for path in saved:
-        for name, status in _parsed(Path(path).read_text()).items():
-            if status != "not checked" or name not in found:
+    rounds = [_parsed(Path(path).read_text()) for path in saved]
+    # The last round names the mutants there are now; a mutant whose code
+    # changed since an earlier round is not in it.
+    found = dict(rounds[-1])
+    for earlier in reversed(rounds[:-1]):
+        for name, status in earlier.items():
+            if found.get(name) == "not checked":
                 found[name] = status
     return found
 
