@@ -524,3 +524,32 @@ def test_vsl003_a_case_that_took_the_companion_counts_past_later_cases():
         "            return 1\n"
     )
     assert _match_findings(body, strict=True) == []
+
+
+def test_vsl005_a_name_test_after_a_guard_is_strict_only_and_says_why():
+    body = (
+        "def f(spec):\n"
+        "    if isinstance(spec, SlidingWindowMLASpec):\n"
+        "        return 0\n"
+        "    return type(spec).__name__ == 'MLAAttentionSpec'\n"
+    )
+    assert _match_findings(body, strict=False) == []
+    assert _match_findings(body, strict=True) == [
+        (
+            "VSL005",
+            (11, 35),
+            "narrowed: `isinstance(spec, SlidingWindowMLASpec)` (line 9) "
+            "already excludes SlidingWindowMLASpec",
+        )
+    ]
+
+
+def test_vsl005_membership_in_an_mro_is_reported_without_a_fix():
+    from vllm_spec_lint.core.analysis import analyze_source
+
+    source = (
+        MATCH_HEADER
+        + "def f(spec):\n    return MLAAttentionSpec in type(spec).__mro__\n"
+    )
+    [finding] = analyze_source(source, "m.py", Config()).findings
+    assert (finding.code, finding.location, finding.fix) == ("VSL005", (9, 12), None)

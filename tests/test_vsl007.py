@@ -417,6 +417,71 @@ def test_outside_a_class_a_first_parameter_named_self_is_the_dispatched_one():
     assert _vsl007_said(body, strict=True) == []
 
 
+ADMITS = (
+    "isinstance() check against SlidingWindowSpec also admits "
+    "SlidingWindowMLASpec, which has MLAAttentionSpec's layout"
+)
+
+
+@pytest.mark.fast
+@pytest.mark.parametrize(
+    "body, reported, strict_reasons",
+    [
+        (
+            "def check(spec):\n"
+            "    if not not isinstance(spec, SlidingWindowSpec):\n"
+            "        raise NotImplementedError('K/V')\n",
+            [(12, 33, ADMITS, None)],
+            [None],
+        ),
+        (
+            "def check(spec, strict):\n"
+            "    if strict or isinstance(spec, SlidingWindowSpec):\n"
+            "        raise NotImplementedError('K/V')\n",
+            [(12, 35, ADMITS, None)],
+            [None],
+        ),
+        (
+            "def check(spec, other):\n"
+            "    if isinstance(spec, SlidingWindowSpec) and not isinstance(\n"
+            "        other, SlidingWindowMLASpec\n"
+            "    ):\n"
+            "        raise NotImplementedError('K/V')\n",
+            [(12, 25, ADMITS, None)],
+            [None],
+        ),
+        (
+            "def check(spec):\n"
+            "    if isinstance(spec, SlidingWindowSpec) and isinstance(\n"
+            "        spec, SlidingWindowMLASpec\n"
+            "    ):\n"
+            "        raise NotImplementedError('K/V')\n",
+            [],
+            ["deliberate: line 12 tests `spec` for SlidingWindowMLASpec"],
+        ),
+        (
+            "def check(spec):\n"
+            "    if isinstance(spec, SlidingWindowSpec) and not isinstance(\n"
+            "        spec, SlidingWindowMLASpec\n"
+            "    ):\n"
+            "        raise NotImplementedError('K/V')\n",
+            [],
+            [],
+        ),
+    ],
+    ids=[
+        "double-negation",
+        "through-or",
+        "exclusion-of-another-value",
+        "companion-tested-beside",
+        "companion-excluded-beside",
+    ],
+)
+def test_what_stands_beside_the_test_decides(body, reported, strict_reasons):
+    assert _vsl007_said(body) == reported
+    assert [said[3] for said in _vsl007_said(body, strict=True)] == strict_reasons
+
+
 @pytest.mark.fast
 def test_an_entry_that_rejects_nothing_is_strict_only():
     body = (
