@@ -492,20 +492,30 @@ def _match_findings(body: str, strict: bool) -> list[tuple]:
     return [(f.code, f.location, f.suppressed_by) for f in found.findings]
 
 
-def test_vsl003_a_case_after_a_guard_is_strict_only_and_says_why():
-    body = (
-        "def f(spec):\n"
-        "    if isinstance(spec, SlidingWindowMLASpec):\n"
-        "        return 0\n"
-        "    match spec:\n"
-        "        case MLAAttentionSpec():\n"
-        "            return 1\n"
-    )
+GUARDED = (
+    "def f(spec):\n    if isinstance(spec, SlidingWindowMLASpec):\n        return 0\n"
+)
+
+
+@pytest.mark.parametrize(
+    "rest, code, position",
+    [
+        (
+            "    match spec:\n        case MLAAttentionSpec():\n            return 1\n",
+            "VSL003",
+            (12, 14),
+        ),
+        ("    return type(spec).__name__ == 'MLAAttentionSpec'\n", "VSL005", (11, 35)),
+    ],
+    ids=["VSL003", "VSL005"],
+)
+def test_a_site_after_a_guard_is_strict_only_and_says_why(rest, code, position):
+    body = GUARDED + rest
     assert _match_findings(body, strict=False) == []
     assert _match_findings(body, strict=True) == [
         (
-            "VSL003",
-            (12, 14),
+            code,
+            position,
             "narrowed: `isinstance(spec, SlidingWindowMLASpec)` (line 9) "
             "already excludes SlidingWindowMLASpec",
         )
@@ -524,24 +534,6 @@ def test_vsl003_a_case_that_took_the_companion_counts_past_later_cases():
         "            return 1\n"
     )
     assert _match_findings(body, strict=True) == []
-
-
-def test_vsl005_a_name_test_after_a_guard_is_strict_only_and_says_why():
-    body = (
-        "def f(spec):\n"
-        "    if isinstance(spec, SlidingWindowMLASpec):\n"
-        "        return 0\n"
-        "    return type(spec).__name__ == 'MLAAttentionSpec'\n"
-    )
-    assert _match_findings(body, strict=False) == []
-    assert _match_findings(body, strict=True) == [
-        (
-            "VSL005",
-            (11, 35),
-            "narrowed: `isinstance(spec, SlidingWindowMLASpec)` (line 9) "
-            "already excludes SlidingWindowMLASpec",
-        )
-    ]
 
 
 def test_vsl005_membership_in_an_mro_is_reported_without_a_fix():
