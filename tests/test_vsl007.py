@@ -718,3 +718,66 @@ def test_the_fix_on_vllm_0_33_is_what_0_34_wrote(tmp_path):
         "                for g in kv_cache_config.transfer_groups\n"
     ) in fixed
     assert "    SlidingWindowMLASpec,\n    SlidingWindowSpec,\n" in fixed
+
+
+@pytest.mark.fast
+def test_a_discovered_familys_findings_say_so_in_every_form():
+    from vllm_spec_lint.core.analysis import analyze_source
+    from vllm_spec_lint.model.hierarchy import KV_CACHE_INTERFACE, Family
+
+    guessed = Family(
+        "twin",
+        KV_CACHE_INTERFACE,
+        ("MLAAttentionSpec", "SlidingWindowMLASpec"),
+        evidence="same fields a, b",
+    )
+    body = (
+        "TABLE = {SlidingWindowSpec: False}\n\n"
+        "def f(spec):\n"
+        "    for c in type(spec).__mro__:\n"
+        "        if c in TABLE:\n"
+        "            return TABLE[c]\n"
+        "    if isinstance(spec, SlidingWindowSpec):\n"
+        "        raise NotImplementedError('K/V')\n"
+        "    match spec:\n"
+        "        case SlidingWindowSpec():\n"
+        "            raise NotImplementedError('K/V')\n"
+    )
+    found = analyze_source(HEADER + body, "x.py", Config(families=(guessed,)))
+    assert [(f.location, f.message[-35:]) for f in found.findings] == [
+        ((11, 10), "(discovered twin: same fields a, b)"),
+        ((17, 25), "(discovered twin: same fields a, b)"),
+        ((20, 14), "(discovered twin: same fields a, b)"),
+    ]
+
+
+@pytest.mark.fast
+@pytest.mark.parametrize(
+    "cases, reported",
+    [
+        # The companion was taken two cases earlier.
+        (
+            "        case SlidingWindowMLASpec():\n"
+            "            return 0\n"
+            "        case FullAttentionSpec(block_size=16):\n"
+            "            return 2\n"
+            "        case SlidingWindowSpec():\n"
+            "            raise NotImplementedError('K/V')\n",
+            [],
+        ),
+        # An earlier case took another class only.
+        (
+            "        case MambaSpec():\n"
+            "            return 0\n"
+            "        case SlidingWindowSpec() | MambaSpec():\n"
+            "            raise NotImplementedError('K/V')\n",
+            [(15, 14)],
+        ),
+    ],
+    ids=["taken-earlier", "other-class-earlier"],
+)
+def test_a_case_counts_what_every_earlier_case_took(cases, reported):
+    body = "def check(spec):\n    match spec:\n" + cases
+    assert [(row, column) for row, column, *_ in _vsl007_said(body, strict=True)] == (
+        reported
+    )
