@@ -513,6 +513,10 @@ def _rejecting_value(value: cst.BaseExpression) -> bool:
     """A table entry that refuses: ``False``/``None``, or a lambda giving it."""
     if isinstance(value, cst.Lambda):
         value = value.body
+    return _false_or_none(value)
+
+
+def _false_or_none(value: cst.BaseExpression) -> bool:
     return isinstance(value, cst.Name) and value.value in ("False", "None")
 
 
@@ -524,8 +528,5 @@ def _refuses(block: cst.BaseSuite) -> bool:
     if isinstance(first, cst.SimpleStatementLine):
         first = first.body[0]
     if isinstance(first, cst.Return):
-        value = first.value
-        return value is None or (
-            isinstance(value, cst.Name) and value.value in ("False", "None")
-        )
+        return first.value is None or _false_or_none(first.value)
     return False
