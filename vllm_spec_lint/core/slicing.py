@@ -338,12 +338,14 @@ class _Scan:
             self.tests.append((node.lineno, node))
         elif _is_dispatch(node, self.dispatch_aliases):
             self.dispatch_rows.append(node.lineno)
-        elif any(self._names_word(key) for key in _table_keys(node)):
-            self.candidates.append(node.lineno)
-            self.dispatches_anchor = True
-        elif any(self._names_word(key, dispatch=True) for key in _table_keys(node)):
-            keys = {_word(n) for key in _table_keys(node) for n in ast.walk(key)}
-            self.parent_tables.append((node.lineno, keys))
+        elif keys := _table_keys(node):
+            # Every name in the keys: the companion's own entry counts too.
+            named = {_word(n) for key in keys for n in ast.walk(key)}
+            if named & (self.words - self.screen.parents):  # an anchor
+                self.candidates.append(node.lineno)
+                self.dispatches_anchor = True
+            elif named & self.words:  # only companions' parents (VSL007)
+                self.parent_tables.append((node.lineno, named))
         if _registers(node) and self._names_word(node, dispatch=True):
             self.dispatches_anchor = True
         elif isinstance(node, (ast.Assign, ast.AnnAssign)) and scope != "function":
