@@ -84,17 +84,20 @@ class Screen:
         # VSL007: a test against a companion's own parent is a candidate
         # unless it names the companion itself, or the anchor (or a base of
         # it): then it admits the anchor's layout too.
-        parents = tuple(
-            (parent, ((companion, hierarchy.ancestors(f.anchor) | {companion}),))
+        swept = [
+            (parent, companion, f.anchor)
             for f in config.families
             for companion, own in hierarchy.companion_parents(f).items()
             for parent in own
+        ]
+        families += tuple(
+            (parent, ((companion, hierarchy.ancestors(anchor) | {companion}),))
+            for parent, companion, anchor in swept
         )
-        families += parents
         return cls(
-            parents=frozenset(short_name(p) for p, _ in parents),
+            parents=frozenset(short_name(p) for p, _, _ in swept),
             parent_companions=frozenset(
-                (short_name(p), short_name(c)) for p, ((c, _),) in parents
+                (short_name(p), short_name(c)) for p, c, _ in swept
             ),
             strict=config.strict,
             anchors=frozenset(short_name(a) for a, _ in families),
