@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import importlib
 import os
 import shutil
 import subprocess
@@ -71,21 +72,45 @@ def run_cli(
     python: str | None = None,
 ):
     """``python -m vllm_spec_lint ARGS``; ``env`` changes the environment
-    (``None`` removes a variable); ``python`` is another interpreter. Under
-    mutation testing (mutmut sets MUTANT_UNDER_TEST) it runs in this
-    process, where the mutants live, unless the interpreter or what it reads
-    at start differs."""
-    if os.environ.get("MUTANT_UNDER_TEST") and python is None:
-        if set(env or {}) <= READ_WHILE_RUNNING:
-            return _run_cli_in_process(list(args), cwd, input, env or {})
+    (``None`` removes a variable); ``python`` is another interpreter."""
+    return _run_module(
+        "vllm_spec_lint", "vllm_spec_lint.faces.cli", args, cwd, input, env, python
+    )
+
+
+def run_flake8(
+    *args: str, cwd: Path, env: dict[str, str | None] | None = None
+) -> subprocess.CompletedProcess:
+    """``python -m flake8 ARGS`` in ``cwd``; ``env`` as for ``run_cli``."""
+    return _run_module("flake8", "flake8.main.cli", args, cwd, None, env, None)
+
+
+# Variables the tool reads while it runs (not at interpreter start, as
+# PYTHONPATH is): a test that sets only these can run in this process.
+READ_WHILE_RUNNING = {"VIRTUAL_ENV", "PATH", "COLUMNS"}
+
+
+def _run_module(module, entry, args, cwd, input, env, python):
+    """``python -m MODULE ARGS``. Under mutation testing (mutmut sets
+    MUTANT_UNDER_TEST) it is ``ENTRY.main`` in this process, where the
+    mutants live, unless the interpreter or what it reads at start
+    differs."""
+    env = env or {}
+    if (
+        os.environ.get("MUTANT_UNDER_TEST")
+        and python is None
+        and set(env) <= READ_WHILE_RUNNING
+    ):
+        main = importlib.import_module(entry).main
+        return _in_process(main, [module, *args], cwd, input, env)
     return subprocess.run(
-        [python or sys.executable, "-m", "vllm_spec_lint", *args],
+        [python or sys.executable, "-m", module, *args],
         cwd=cwd,
         capture_output=True,
         text=True,
         input=input,
         timeout=600,
-        env=_changed_environment(env or {}),
+        env=_changed_environment(env),
     )
 
 
@@ -114,36 +139,6 @@ def interpreter_without_tools(folder: Path) -> tuple[str, dict[str, str]]:
         "PYTHONPATH": os.pathsep.join([str(REPO), *site]),
         "VIRTUAL_ENV": str(venv),
     }
-
-
-def run_flake8(
-    *args: str, cwd: Path, env: dict[str, str | None] | None = None
-) -> subprocess.CompletedProcess:
-    """``python -m flake8 ARGS`` in ``cwd``; ``env`` as for ``run_cli``.
-    Under mutation testing it is flake8's own ``main`` in this process,
-    where the mutants live."""
-    if os.environ.get("MUTANT_UNDER_TEST") and set(env or {}) <= READ_WHILE_RUNNING:
-        from flake8.main.cli import main
-
-        return _in_process(main, ["flake8", *args], cwd, None, env or {})
-    return subprocess.run(
-        [sys.executable, "-m", "flake8", *args],
-        cwd=cwd, capture_output=True, text=True, timeout=600,
-        env=_changed_environment(env or {}),
-    )  # fmt: skip
-
-
-# Variables the tool reads while it runs (not at interpreter start, as
-# PYTHONPATH is): a test that sets only these can run in this process.
-READ_WHILE_RUNNING = {"VIRTUAL_ENV", "PATH", "COLUMNS"}
-
-
-def _run_cli_in_process(
-    args: list[str], cwd: Path | None, input: str | None, env: dict[str, str | None]
-):
-    from vllm_spec_lint.faces import cli
-
-    return _in_process(cli.main, ["vllm-spec-lint", *args], cwd, input, env)
 
 
 def _in_process(
