@@ -50,18 +50,36 @@ SPEC_CLASSES = (
 )
 
 
+def write_family_module(root: Path, text: str) -> Path:
+    """``root``'s vllm/v1/kv_cache_interface.py, holding ``text``; its path."""
+    kci = root / "vllm" / "v1" / "kv_cache_interface.py"
+    kci.parent.mkdir(parents=True, exist_ok=True)
+    kci.write_text(text)
+    return kci
+
+
 def write_covering_hierarchy(root: Path) -> Path:
     """A family module under ``root`` in which the companion derives from
     the anchor, so nothing leaves it out; its path."""
-    kci = root / "vllm" / "v1" / "kv_cache_interface.py"
-    kci.parent.mkdir(parents=True, exist_ok=True)
-    kci.write_text(
+    return write_family_module(
+        root,
         "class KVCacheSpec: ...\n"
         "class AttentionSpec(KVCacheSpec): ...\n"
         "class MLAAttentionSpec(AttentionSpec): ...\n"
-        "class SlidingWindowMLASpec(MLAAttentionSpec): ...\n"
+        "class SlidingWindowMLASpec(MLAAttentionSpec): ...\n",
     )
-    return kci
+
+
+# A family module in which the companion derives from CompressedSpec, a
+# parent the built-in hierarchy does not know.
+COMPRESSED_PARENT = (
+    "class KVCacheSpec: ...\n"
+    "class AttentionSpec(KVCacheSpec): ...\n"
+    "class FullAttentionSpec(AttentionSpec): ...\n"
+    "class MLAAttentionSpec(FullAttentionSpec): ...\n"
+    "class CompressedSpec(AttentionSpec): ...\n"
+    "class SlidingWindowMLASpec(CompressedSpec): ...\n"
+)
 
 
 def run_cli(

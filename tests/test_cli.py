@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, run_cli
+from tests.conftest import COMPRESSED_PARENT, REPO, run_cli, write_family_module
 
 pytestmark = pytest.mark.fast
 
@@ -160,6 +160,22 @@ def test_setup_cfg_families_one_per_line_replace_the_defaults(tmp_path):
     ]
 
 
+def test_setup_cfg_extend_families_one_per_line_add_to_the_defaults(tmp_path):
+    (tmp_path / "setup.cfg").write_text(
+        "[vllm-spec-lint]\nextend-families =\n"
+        "    vllm.v1.kv_cache_interface: MambaSpec, ShortConvSpec\n"
+    )
+    (tmp_path / "m.py").write_text(MAMBA_AND_MLA)
+    out = run_cli("check", "--output-format", "concise", ".", cwd=tmp_path)
+    assert out.stdout.splitlines()[:3] == [
+        "m.py:2:19: VSL001 isinstance() check against MambaSpec leaves out "
+        "ShortConvSpec",
+        "m.py:3:19: VSL001 isinstance() check against MLAAttentionSpec leaves out "
+        "SlidingWindowMLASpec",
+        "Found 2 errors.",
+    ]
+
+
 def test_setup_cfg_family_line_without_a_colon_exits_2(tmp_path):
     (tmp_path / "setup.cfg").write_text(
         "[vllm-spec-lint]\nfamilies =\n    vllm.v1.kv_cache_interface MambaSpec\n"
@@ -304,17 +320,7 @@ def test_default_excludes(tree):
 
 
 def test_hierarchy_is_read_from_the_tree(tmp_path):
-    kci = tmp_path / "vllm" / "v1" / "kv_cache_interface.py"
-    kci.parent.mkdir(parents=True)
-    # In this tree the companion derives from a new intermediate class.
-    kci.write_text(
-        "class KVCacheSpec: ...\n"
-        "class AttentionSpec(KVCacheSpec): ...\n"
-        "class FullAttentionSpec(AttentionSpec): ...\n"
-        "class MLAAttentionSpec(FullAttentionSpec): ...\n"
-        "class CompressedSpec(AttentionSpec): ...\n"
-        "class SlidingWindowMLASpec(CompressedSpec): ...\n"
-    )
+    kci = write_family_module(tmp_path, COMPRESSED_PARENT)
     user = tmp_path / "user.py"
     user.write_text(
         "from vllm.v1.kv_cache_interface import CompressedSpec, MLAAttentionSpec\n"

@@ -98,6 +98,25 @@ def test_slice_keeps_stubs_for_names_that_matter():
     ast.parse(result.text)
 
 
+def test_a_stub_keeps_its_methods_indent_and_async():
+    text = (
+        "class Holder:\n"
+        "    async def isinstance(self):\n"
+        "        return True\n"
+        "\n"
+        "    def check(self, spec):\n"
+        "        return isinstance(spec, MLAAttentionSpec)\n"
+    )
+    result = slicing.relevant_source(text, ast.parse(text), _screen())
+    assert result.text == (
+        "class Holder:\n"
+        "    async def isinstance(): pass\n"
+        "    def check(self, spec):\n"
+        "        return isinstance(spec, MLAAttentionSpec)\n"
+    )
+    assert result.rows == [1, 2, 5, 6, 7]
+
+
 def test_slice_keeps_kept_lines_and_their_rows():
     text = (
         "import os\n\n\n"
@@ -223,6 +242,27 @@ SCREENED = {
         "    return next(table[c] for c in type(s).__mro__ if c in table)\n",
         True,
     ),
+    "a parent test that goes on": (
+        "from vllm.v1.kv_cache_interface import SlidingWindowSpec\n"
+        "def f(s):\n    if isinstance(s, SlidingWindowSpec):\n        s = 1\n",
+        False,
+    ),
+    "a parent test that returns nothing": (
+        "from vllm.v1.kv_cache_interface import SlidingWindowSpec\n"
+        "def f(s):\n    if isinstance(s, SlidingWindowSpec):\n        return\n",
+        True,
+    ),
+    "a parent test that returns a value": (
+        "from vllm.v1.kv_cache_interface import SlidingWindowSpec\n"
+        "def f(s):\n    if isinstance(s, SlidingWindowSpec):\n        return 2\n",
+        False,
+    ),
+    "a parent test that returns False at once": (
+        "from vllm.v1.kv_cache_interface import SlidingWindowSpec\n"
+        "def f(s):\n    if isinstance(s, SlidingWindowSpec):\n"
+        "        return False\n    return True\n",
+        True,
+    ),
     "aliases, covered": (
         "from vllm.v1.kv_cache_interface import MLAAttentionSpec as M\n"
         "from vllm.v1.kv_cache_interface import SlidingWindowMLASpec as W\n"
@@ -241,9 +281,12 @@ def test_screen_keeps_every_possible_finding(name):
         slicing.relevant_source(text, ast.parse(text), _screen()).has_candidates
         == candidate
     )
-    found = analyze_source(text, "x.py", Config(strict=True), module_name="vllm.x.y")
-    if found.findings:
-        assert candidate
+    for config in (Config(), Config(strict=True)):
+        screen = slicing.Screen.build(config, ClassHierarchy.default(), None)
+        kept = slicing.relevant_source(text, ast.parse(text), screen).has_candidates
+        found = analyze_source(text, "x.py", config, module_name="vllm.x.y")
+        if found.findings:
+            assert kept
 
 
 # -- workers and cache ----------------------------------------------------------

@@ -685,3 +685,63 @@ def test_graphs_draw_families_and_discovered_twins(tree, output_format, golden):
         "families", "--discover", "--output-format", output_format, ".", cwd=tree
     )
     assert result.stdout == (REPO / "tests" / "golden" / golden).read_text()
+
+
+GUESSED = (
+    "from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowMLASpec\n"
+    "ok = isinstance(s, (MLAAttentionSpec, SlidingWindowMLASpec))\n"
+)
+
+
+@pytest.mark.parametrize(
+    "evidence, message, applicability",
+    [
+        (
+            "same fields a, b",
+            "isinstance() check against MLAAttentionSpec leaves out ChunkedMLASpec "
+            "(discovered twin: same fields a, b)",
+            "unsafe",
+        ),
+        (
+            "",
+            "isinstance() check against MLAAttentionSpec leaves out ChunkedMLASpec",
+            "safe",
+        ),
+    ],
+    ids=["discovered", "configured"],
+)
+def test_a_discovered_family_says_why_and_its_fix_is_never_promoted(
+    evidence, message, applicability
+):
+    from vllm_spec_lint.core.analysis import analyze_source
+    from vllm_spec_lint.core.settings import Config
+    from vllm_spec_lint.model.hierarchy import Family
+
+    family = Family(
+        "chunked",
+        "vllm.v1.kv_cache_interface",
+        ("MLAAttentionSpec", "ChunkedMLASpec"),
+        evidence,
+    )
+    config = Config(
+        families=Config().families + (family,), extend_safe_fixes=("VSL001",)
+    )
+    [finding] = analyze_source(GUESSED, "guess.py", config).findings
+    assert (finding.code, finding.message, finding.fix.applicability) == (
+        "VSL001",
+        message,
+        applicability,
+    )
+
+
+def test_stdin_discovers_families_as_the_file_does(tree):
+    connector = tree / "vllm" / "distributed" / "connector.py"
+    piped = run_cli(
+        "check", "--output-format", "concise", "--discover-families",
+        "--stdin-filename", str(connector), "-",
+        input=connector.read_text(), cwd=tree,
+    )  # fmt: skip
+    assert piped.stdout.splitlines()[0] == (
+        f"{connector}:9:30: VSL001 isinstance() check against MLAAttentionSpec "
+        f"leaves out ChunkedMLASpec (discovered twin: same fields {SHARED_FIELDS})"
+    )

@@ -133,13 +133,10 @@ def parse_settings(raw: Mapping, source: str, root: Path) -> Config:
             if not 1 <= length <= 320:
                 raise ConfigError(source, key, "expected an integer from 1 to 320")
             settings["line_length"] = length
-        elif name == "families":
-            if isinstance(value, str):
-                settings["families"] = _families_from_cfg(source, value)
-            else:
-                settings["families"] = _families(source, value)
-        elif name == "extend-families":
-            settings["extend_families"] = _families(source, value)
+        elif name in ("families", "extend-families"):
+            # A TOML list of tables, or setup.cfg's (and flake8's) lines.
+            read = _families_from_cfg if isinstance(value, str) else _families
+            settings[name.replace("-", "_")] = read(source, value)
         elif name == "max-file-size":
             try:
                 size = int(value)

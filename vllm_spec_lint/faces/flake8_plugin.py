@@ -63,18 +63,14 @@ class Flake8Plugin:
 
     @classmethod
     def parse_options(cls, options) -> None:
-        raw = {"strict": bool(getattr(options, "vsl_strict", False))}
-        vllm_source = (getattr(options, "vsl_vllm_source", "") or "").strip()
-        if vllm_source:
-            raw["vllm-source"] = vllm_source
-        families = getattr(options, "vsl_extend_families", "") or ""
+        # add_options registered all three, so flake8 has set each of them.
+        raw = {"strict": options.vsl_strict}
+        if options.vsl_vllm_source.strip():
+            raw["vllm-source"] = options.vsl_vllm_source
+        if options.vsl_extend_families.strip():
+            raw["extend-families"] = options.vsl_extend_families
         try:
             config = parse_settings(raw, "flake8 options", Path.cwd())
-            if families.strip():
-                extra = parse_settings(
-                    {"families": families}, "flake8 options", Path.cwd()
-                )
-                config = replace(config, families=config.families + extra.families)
         except ConfigError as e:
             raise SystemExit(f"vllm-spec-lint: {e}") from None
         if config.vllm_source is not None:
@@ -94,9 +90,8 @@ class Flake8Plugin:
         source = "".join(self.lines)
         path = Path(self.filename)
         hierarchy = _hierarchy_near(path.absolute().parent, self.config)
-        if not might_have_findings(
-            source.encode("utf-8", "surrogatepass"), self.config, hierarchy
-        ):
+        # flake8 decoded the file, so the text has no lone surrogates.
+        if not might_have_findings(source.encode("utf-8"), self.config, hierarchy):
             return
         from vllm_spec_lint.core.analysis import analyze_source
         from vllm_spec_lint.edges.discovery import module_name_for
@@ -108,7 +103,7 @@ class Flake8Plugin:
             hierarchy,
             module_name=module_name_for(path),
             apply_noqa=False,
-            tree=self.tree if isinstance(self.tree, ast.Module) else None,
+            tree=self.tree,
         )
         for finding in analysis.findings:
             row, column = finding.location

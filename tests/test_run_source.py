@@ -1,0 +1,70 @@
+"""``runner.run_source``: a buffer checked as the file at its name (standard
+input, the language server)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.conftest import write_covering_hierarchy, write_family_module
+from vllm_spec_lint.core.settings import Config
+from vllm_spec_lint.edges.runner import run_source
+
+SOURCE = (
+    b"from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
+    b"is_mla = isinstance(s, MLAAttentionSpec)\n"
+)
+FIXED = (
+    b"from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowMLASpec\n"
+    b"is_mla = isinstance(s, (MLAAttentionSpec, SlidingWindowMLASpec))\n"
+)
+
+
+def _outcome(run):
+    [result] = run.results
+    return [f.code for f in result.findings], result.fixed_source, run.warnings
+
+
+def test_defaults_are_the_explicit_spelling(tmp_path):
+    name = str(tmp_path / "m.py")
+    config = Config(fix_formatter="none")
+    default = run_source(name, SOURCE, config, fix=True)
+    explicit = run_source(
+        name, SOURCE, config, fix=True, unsafe=False, force_exclude=False
+    )
+    # VSL001's fix is unsafe: not applied unless asked.
+    assert _outcome(default) == _outcome(explicit) == (["VSL001"], None, [])
+    unsafe = run_source(name, SOURCE, config, fix=True, unsafe=True)
+    assert _outcome(unsafe) == ([], FIXED, [])
+
+
+def test_an_excluded_name_is_checked_unless_exclusion_is_forced(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # patterns are read from the working folder
+    name = "m.py"
+    config = Config(exclude=("m.py",))
+    assert [f.code for f in run_source(name, SOURCE, config).findings] == ["VSL001"]
+    assert run_source(name, SOURCE, config, force_exclude=True).results == []
+
+
+def test_the_hierarchy_and_warnings_of_the_files_tree_are_returned(
+    tmp_path, monkeypatch
+):
+    monkeypatch.chdir(tmp_path)
+    kci = write_family_module(tmp_path, "class MLAAttentionSpec(\n")
+    warning = (
+        f"{kci}: cannot read class hierarchy: '(' was never closed (<unknown>, line 1)"
+    )
+    config = Config(exclude=("m.py",))
+    for force_exclude in (False, True):
+        # Forced, the excluded name returns early: with the same hierarchy.
+        run = run_source("m.py", SOURCE, config, force_exclude=force_exclude)
+        assert len(run.results) == (0 if force_exclude else 1)
+        assert run.warnings == [warning]
+        assert run.hierarchy.sources == ("built-in defaults",)
+    good = tmp_path / "good"
+    kci = write_covering_hierarchy(good)
+    run = run_source(str(good / "m.py"), SOURCE, Config())
+    assert run.findings == []
+    assert run.hierarchy.bases["vllm.v1.kv_cache_interface.SlidingWindowMLASpec"] == (
+        "vllm.v1.kv_cache_interface.MLAAttentionSpec",
+    )  # in the built-in hierarchy, SlidingWindowSpec
+    assert Path(run.hierarchy.sources[-1]) == kci
