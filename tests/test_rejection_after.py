@@ -49,6 +49,12 @@ CASES = {
         "        raise ValueError('attention only')\n",
         True,
     ),
+    "rejection-by-the-exact-type-of-a-base": (
+        DSV4_GUARD
+        + "    if not all(type(spec) is AttentionSpec for spec in specs.values()):\n"
+        "        raise ValueError('plain attention only')\n",
+        False,
+    ),
     "return-guard-between": (
         DSV4_GUARD + "    if not specs:\n        return\n" + MLA_ONLY,
         True,
@@ -86,6 +92,19 @@ CASES = {
         DSV4_GUARD + "    register_all(specs)\n" + MLA_ONLY,
         True,
     ),
+    "a-loop-between": (
+        DSV4_GUARD + "    for spec in specs.values():\n        use(spec)\n" + MLA_ONLY,
+        True,
+    ),
+    # Each small statement of a line counts: a call after a harmless one.
+    "a-call-after-an-assert-on-one-line": (
+        DSV4_GUARD + "    assert other; register_all(specs)\n" + MLA_ONLY,
+        True,
+    ),
+    "a-call-after-an-assignment-on-one-line": (
+        DSV4_GUARD + "    limit = 4; register_all(specs)\n" + MLA_ONLY,
+        True,
+    ),
     "a-call-in-an-assignment-between": (
         DSV4_GUARD + "    count = len(register_all(specs))\n" + MLA_ONLY,
         True,
@@ -96,6 +115,11 @@ CASES = {
         "    else:\n"
         "        use(specs)\n" + MLA_ONLY,
         True,
+    ),
+    "a-check-whose-failure-skips-a-quiet-body": (
+        "    if any(isinstance(spec, MLAAttentionSpec) for spec in specs.values()):\n"
+        "        use(specs)\n" + MLA_ONLY,
+        False,
     ),
     "a-negated-check-lets-the-companion-into-the-body": (
         "    if not any(isinstance(spec, MLAAttentionSpec) for spec in specs.values()):\n"
@@ -122,6 +146,7 @@ CASES = {
 # The row of each case's first check: the DSV4 guard's isinstance is on row
 # 10 (five header rows, two blank, the def, `if any(`); a one-line `if` on row 9.
 FIRST_CHECK_ROW = {
+    "a-check-whose-failure-skips-a-quiet-body": 9,
     "an-else-takes-the-companion": 9,
     "a-negated-check-lets-the-companion-into-the-body": 9,
 }
@@ -139,12 +164,20 @@ def test_a_later_rejection_covers_the_check_only_when_the_companion_cannot_pass(
     assert row in strict
 
 
-def test_strict_reports_it_with_the_rejections_line():
-    source = _module("def partition(specs, other):\n" + DSV4_GUARD + MLA_ONLY)
+MLA_ONLY_ASSERTED = """\
+    assert all(isinstance(spec, MLAAttentionSpec) for spec in specs.values())
+"""
+
+
+@pytest.mark.parametrize(
+    "rejection, kind", [(MLA_ONLY, "raise"), (MLA_ONLY_ASSERTED, "assert")]
+)
+def test_strict_reports_it_with_the_rejections_line(rejection, kind):
+    source = _module("def partition(specs, other):\n" + DSV4_GUARD + rejection)
     analysis = analyze_source(source, "layout.py", Config(strict=True))
     reasons = {f.location[0]: f.suppressed_by for f in analysis.findings}
     assert reasons[10] == (
-        "raise: line 14 rejects what the check lets through, SlidingWindowMLASpec "
+        f"{kind}: line 14 rejects what the check lets through, SlidingWindowMLASpec "
         "included, loudly"
     )
 

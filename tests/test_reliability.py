@@ -109,8 +109,15 @@ def test_hostile_file_gets_a_clear_vsl900_and_the_run_goes_on(tree, name, data, 
             (1, 20),
             "cannot parse: '(' was never closed",
         ),
+        (
+            # An editor's buffer can hold one; Python's compiler refuses it.
+            "x = '\ud800'\nMLAAttentionSpec\n",
+            (1, 1),
+            "cannot parse: 'utf-8' codec can't encode character '\\ud800' in "
+            "position 5: surrogates not allowed",
+        ),
     ],
-    ids=["nested-too-deeply", "null-byte", "syntax-error"],
+    ids=["nested-too-deeply", "null-byte", "syntax-error", "lone-surrogate"],
 )
 def test_what_cannot_be_parsed_is_told_where_and_why(text, position, message):
     from vllm_spec_lint.core.analysis import analyze_source
