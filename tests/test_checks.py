@@ -379,6 +379,16 @@ def test_noqa_applies_to_the_reported_line_only():
             "type(spec) is MLAAttentionSpec or isinstance(spec, SlidingWindowMLASpec)",
             False,
         ),
+        # Negated, the companion must be taken by the and-chain, not an or.
+        (
+            "type(spec) is not MLAAttentionSpec "
+            "and type(spec) is not SlidingWindowMLASpec",
+            False,
+        ),
+        (
+            "type(spec) != MLAAttentionSpec or isinstance(spec, SlidingWindowMLASpec)",
+            True,
+        ),
     ],
 )
 def test_vsl002(comparison, reported):
@@ -545,3 +555,20 @@ def test_vsl005_membership_in_an_mro_is_reported_without_a_fix():
     )
     [finding] = analyze_source(source, "m.py", Config()).findings
     assert (finding.code, finding.location, finding.fix) == ("VSL005", (9, 12), None)
+
+
+def test_every_companion_left_out_is_named_in_order():
+    from vllm_spec_lint.core.analysis import analyze_source
+    from vllm_spec_lint.model.hierarchy import Family
+
+    family = Family(
+        "mla",
+        "vllm.v1.kv_cache_interface",
+        ("MLAAttentionSpec", "SlidingWindowMLASpec", "ChunkedMLASpec"),
+    )
+    source = IMPORT + "ok = isinstance(spec, MLAAttentionSpec)\n"
+    [finding] = analyze_source(source, "x.py", Config(families=(family,))).findings
+    assert finding.message == (
+        "isinstance() check against MLAAttentionSpec leaves out "
+        "SlidingWindowMLASpec, ChunkedMLASpec"
+    )

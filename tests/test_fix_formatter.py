@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import interpreter_without_tools, run_cli
+from vllm_spec_lint.repair import formatting
 from vllm_spec_lint.repair.formatting import detect
 
 # Written in tpu-inference's style: yapf, aligned continuation lines.
@@ -205,6 +206,20 @@ def test_a_missing_formatter_warns_once_and_fixes_unformatted(project):
     )
     assert (project / "kv_cache_manager.py").read_text() == EXPECTED["none"]
     assert (project / "other.py").read_text() == EXPECTED["none"]
+
+
+@pytest.mark.parametrize(
+    "kind, hint",
+    [
+        ("ruff", "pip install 'vllm-spec-lint[format]'"),
+        ("black", "the project formats with black; pip install black"),
+    ],
+)
+def test_a_missing_formatters_warning_says_how_to_install_it(kind, hint):
+    # ruff comes with the [format] extra; the others are the project's own.
+    assert formatting.missing_warning(kind) == (
+        f"{kind} is not installed: fixes are applied without formatting ({hint})"
+    )
 
 
 def test_an_unknown_fix_formatter_setting_is_an_error(project):

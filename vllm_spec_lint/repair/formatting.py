@@ -82,7 +82,7 @@ def choose(
         return FormatterChoice("none", None, line_length)
     executable = find_executable(kind)
     if executable is None:
-        warnings.append(missing_warning(kind, setting))
+        warnings.append(missing_warning(kind))
     return FormatterChoice(kind, executable, line_length)
 
 
@@ -101,7 +101,7 @@ def formatter_for(path: str, line_length: int, setting: str = "auto"):
     return choice.for_file(path)
 
 
-def missing_warning(kind: str, setting: str) -> str:
+def missing_warning(kind: str) -> str:
     if kind == "ruff":
         hint = "pip install 'vllm-spec-lint[format]'"
     else:
