@@ -263,6 +263,53 @@ SCREENED = {
         "        return False\n    return True\n",
         True,
     ),
+    # The companion's name bound again in the module: not vLLM's class.
+    "rebound by an assignment": (
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowMLASpec\n"
+        "SlidingWindowMLASpec = None\n"
+        "def f(s):\n    return isinstance(s, (MLAAttentionSpec, SlidingWindowMLASpec))\n",
+        True,
+    ),
+    "rebound by an except clause": (
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowMLASpec\n"
+        "try:\n    pass\nexcept Exception as SlidingWindowMLASpec:\n    pass\n"
+        "def f(s):\n    return isinstance(s, (MLAAttentionSpec, SlidingWindowMLASpec))\n",
+        True,
+    ),
+    "rebound by a capture pattern": (
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowMLASpec\n"
+        "match x:\n    case SlidingWindowMLASpec:\n        pass\n"
+        "def f(s):\n    return isinstance(s, (MLAAttentionSpec, SlidingWindowMLASpec))\n",
+        True,
+    ),
+    "rebound by a mapping pattern's rest": (
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowMLASpec\n"
+        "match x:\n    case {**SlidingWindowMLASpec}:\n        pass\n"
+        "def f(s):\n    return isinstance(s, (MLAAttentionSpec, SlidingWindowMLASpec))\n",
+        True,
+    ),
+    "rebound through global": (
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowMLASpec\n"
+        "def g():\n    global SlidingWindowMLASpec\n"
+        "def f(s):\n    return isinstance(s, (MLAAttentionSpec, SlidingWindowMLASpec))\n",
+        True,
+    ),
+    "table built by dict() keyed by the parent": (
+        "from vllm.v1.kv_cache_interface import SlidingWindowSpec\n"
+        "def f(s):\n"
+        "    table = dict([(SlidingWindowSpec, False)])\n"
+        "    return next(table[c] for c in type(s).__mro__ if c in table)\n",
+        True,
+    ),
+    "an implementation registered for the parent that rejects": (
+        "from functools import singledispatch\n"
+        "from vllm.v1.kv_cache_interface import SlidingWindowSpec\n"
+        "@singledispatch\n"
+        "def layout(spec):\n    return 1\n"
+        "@layout.register(SlidingWindowSpec)\n"
+        "def _(spec):\n    raise ValueError('no window')\n",
+        True,
+    ),
     "aliases, covered": (
         "from vllm.v1.kv_cache_interface import MLAAttentionSpec as M\n"
         "from vllm.v1.kv_cache_interface import SlidingWindowMLASpec as W\n"
@@ -270,6 +317,22 @@ SCREENED = {
         False,
     ),
 }
+
+
+@pytest.mark.parametrize(
+    "module_name, candidate",
+    [("vllm.v1.worker.layout", False), ("plugin.layout", True), (None, True)],
+)
+def test_a_relative_import_is_trusted_only_where_it_reaches_vllm(
+    module_name, candidate
+):
+    text = (
+        "from ..kv_cache_interface import MLAAttentionSpec, SlidingWindowMLASpec\n"
+        "def f(s):\n    return isinstance(s, (MLAAttentionSpec, SlidingWindowMLASpec))\n"
+    )
+    screen = slicing.Screen.build(Config(), ClassHierarchy.default(), module_name)
+    kept = slicing.relevant_source(text, ast.parse(text), screen).has_candidates
+    assert kept == candidate
 
 
 @pytest.mark.parametrize("name", SCREENED)
