@@ -147,6 +147,13 @@ QUIET = {
         "    return 0\n",
         "shared:",
     ),
+    # Rejects every other class: the window specs, companion included, pass.
+    "negated-rejection": (
+        "def check(spec):\n"
+        "    if not isinstance(spec, SlidingWindowSpec):\n"
+        "        raise ValueError('windows only')\n",
+        "shared:",
+    ),
     "explicit-exclusion": (
         "def check(spec):\n"
         "    if isinstance(spec, SlidingWindowSpec) and not isinstance(spec, SlidingWindowMLASpec):\n"
@@ -573,6 +580,33 @@ def test_the_fix_excludes_the_companion_and_imports_it(name, tmp_path):
     )
 
 
+@pytest.mark.fast
+def test_a_parenthesized_test_is_fixed_without_its_parentheses():
+    from vllm_spec_lint.core.analysis import analyze_source
+    from vllm_spec_lint.core.fixing import fix_source
+
+    header = "from vllm.v1.kv_cache_interface import SlidingWindowSpec\n\n\n"
+    body = (
+        "def check(spec):\n"
+        "    if (isinstance(spec, SlidingWindowSpec)):\n"
+        "        raise ValueError('K/V layout')\n"
+    )
+    [finding] = analyze_source(header + body, "c.py", Config()).findings
+    assert (finding.fix.message, finding.fix.applicability) == (
+        "Exclude SlidingWindowMLASpec",
+        "unsafe",
+    )
+    outcome = fix_source(header + body, "c.py", Config(), unsafe=True)
+    assert (outcome.failure, outcome.text) == (
+        None,
+        "from vllm.v1.kv_cache_interface import SlidingWindowMLASpec, SlidingWindowSpec\n"
+        "\n\n"
+        "def check(spec):\n"
+        "    if isinstance(spec, SlidingWindowSpec) and not isinstance(spec, SlidingWindowMLASpec):\n"
+        "        raise ValueError('K/V layout')\n",
+    )
+
+
 def _hierarchy_module(tmp_path, text: str) -> None:
     kci = tmp_path / "vllm" / "v1" / "kv_cache_interface.py"
     kci.parent.mkdir(parents=True)
@@ -764,8 +798,22 @@ def test_a_discovered_familys_findings_say_so_in_every_form():
             "            raise NotImplementedError('K/V')\n",
             [(15, 14)],
         ),
+        # The parent after another class in the same case.
+        (
+            "        case MambaSpec() | SlidingWindowSpec():\n"
+            "            raise NotImplementedError('K/V')\n",
+            [(13, 28)],
+        ),
+        # An earlier case took only some of the companion's instances.
+        (
+            "        case SlidingWindowMLASpec(block_size=16):\n"
+            "            return 0\n"
+            "        case SlidingWindowSpec():\n"
+            "            raise NotImplementedError('K/V')\n",
+            [(15, 14)],
+        ),
     ],
-    ids=["taken-earlier", "other-class-earlier"],
+    ids=["taken-earlier", "other-class-earlier", "parent-second", "companion-in-part"],
 )
 def test_a_case_counts_what_every_earlier_case_took(cases, reported):
     body = "def check(spec):\n    match spec:\n" + cases
