@@ -141,6 +141,28 @@ def test_quick_fixes_give_the_fixed_text_and_the_noqa_line(project):
     )
 
 
+def test_a_quick_fix_is_laid_out_by_the_projects_formatter(project):
+    (project / "pyproject.toml").write_text(
+        '[tool.vllm-spec-lint]\nline-length = 60\nfix-formatter = "ruff"\n'
+    )
+    server = initialized_server(project)
+    uri = opened(server, project / "worker.py", WORKER)
+    [diagnostic] = server.diagnostics(uri, server.check(uri))
+    fix, _ = code_actions(server, uri, diagnostic.range, [diagnostic])
+    assert _apply(WORKER, fix.edit.changes[uri]) == (
+        "from vllm.v1.kv_cache_interface import (\n"
+        "    MLAAttentionSpec,\n"
+        "    SlidingWindowMLASpec,\n"
+        ")\n"
+        "\n\n"
+        "def register(layer_spec):\n"
+        "    is_mla_region = isinstance(\n"
+        "        layer_spec, (MLAAttentionSpec, SlidingWindowMLASpec)\n"
+        "    )\n"
+        "    return is_mla_region\n"
+    )
+
+
 def test_a_safe_fix_is_preferred_and_fix_all_applies_it(project):
     (project / "pyproject.toml").write_text(
         '[tool.vllm-spec-lint]\nextend-safe-fixes = ["VSL001"]\n'
