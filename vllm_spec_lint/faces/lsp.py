@@ -166,7 +166,7 @@ def _diagnostic(document, lines, finding: Finding) -> types.Diagnostic:
         data={
             "row": finding.location[0],
             "column": finding.location[1],
-            "name": RULE_NAMES.get(finding.code),
+            "name": RULE_NAMES[finding.code],
         },
     )
 
@@ -374,7 +374,7 @@ def _hierarchy_lines(project: Project, finding: Finding) -> str:
             lines.append("  " + " <- ".join(short_name(c) for c in chain))
         companions = ", ".join(short_name(c) for c in family.companions)
         parts.append(
-            f"**{finding.code}** `{RULE_NAMES.get(finding.code, '')}`: family "
+            f"**{finding.code}** `{RULE_NAMES[finding.code]}`: family "
             f"{family.name}\n\n```text\n" + "\n".join(lines) + "\n```\n\n"
             f"{companions} share(s) {short_name(family.anchor)}'s cache layout "
             "without deriving from it: a test against it alone leaves them out."

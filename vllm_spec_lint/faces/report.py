@@ -60,7 +60,7 @@ def _full(f: Finding, source: str | None, unsafe: bool) -> str:
     gutter = " " * width
     out = [head, f"{gutter}--> {f.path}:{row}:{column}", f"{gutter} |"]
     for number in range(first, last + 1):
-        text = lines[number - 1] if number <= len(lines) else ""
+        text = lines[number - 1]  # the window ends at the last line
         out.append(f"{number:>{width}} | {text}".rstrip())
         if number == row:
             end = f.end_location[1] if f.end_location[0] == row else len(text) + 1
@@ -284,7 +284,7 @@ def finding_as_json(finding: Finding) -> dict:
         "fix": fix,
         "noqa_row": finding.location[0],
         "url": rule_url(finding.code),
-        "name": RULE_NAMES.get(finding.code),
+        "name": RULE_NAMES[finding.code],
         "suppressed_by": finding.suppressed_by,
     }
 
@@ -302,7 +302,7 @@ def format_statistics(findings: list[Finding], *, unsafe: bool = False) -> str:
     rows = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
     return "".join(
         f"{n:>{width}}\t{code}\t{'[*]' if code in fixable else '[ ]'} "
-        f"{RULE_NAMES.get(code, '')}\n"
+        f"{RULE_NAMES[code]}\n"
         for code, n in rows
     )
 
@@ -332,7 +332,7 @@ def format_github(findings: list[Finding]) -> str:
                 ("endColumn", f.end_location[1]),
                 (
                     "title",
-                    f"{f.code} {RULE_NAMES.get(f.code, '')} ({rule_url(f.code)})",
+                    f"{f.code} {RULE_NAMES[f.code]} ({rule_url(f.code)})",
                 ),
             )
         )

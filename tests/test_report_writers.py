@@ -1,0 +1,92 @@
+"""The report writers (faces/report.py) on findings written here: what the
+command line's tests reach only through whole runs."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from vllm_spec_lint.core.findings import Finding
+from vllm_spec_lint.faces.report import format_full, format_sarif, format_statistics
+from vllm_spec_lint.repair.text import Edit, Fix
+
+pytestmark = pytest.mark.fast
+
+SOURCE = (
+    "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
+    "ok = isinstance(\n"
+    "    s, MLAAttentionSpec\n"
+    ")\n"
+)
+UNSAFE = Fix("unsafe", "Add SlidingWindowMLASpec", (Edit("X", (3, 8), (3, 24)),))
+SPANNING = Finding("VSL001", "leaves out", "m.py", (2, 6), (4, 2), fix=UNSAFE)
+AT_THE_TOP = Finding("VSL900", "cannot parse", "m.py", (1, 1), (1, 5))
+
+
+def test_a_span_over_lines_is_underlined_to_the_end_of_its_first():
+    assert format_full([SPANNING], {"m.py": SOURCE}).splitlines()[:8] == [
+        "VSL001 leaves out",
+        " --> m.py:2:6",
+        "  |",
+        "1 | from vllm.v1.kv_cache_interface import MLAAttentionSpec",
+        "2 | ok = isinstance(",
+        "  |      ^^^^^^^^^^^",
+        "3 |     s, MLAAttentionSpec",
+        "4 | )",
+    ]
+
+
+def test_the_first_line_is_framed_from_the_first_line():
+    assert format_full([AT_THE_TOP], {"m.py": SOURCE}) == (
+        "VSL900 cannot parse\n"
+        " --> m.py:1:1\n"
+        "  |\n"
+        "1 | from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
+        "  | ^^^^\n"
+        "2 | ok = isinstance(\n"
+        "3 |     s, MLAAttentionSpec\n"
+        "  |\n"
+        "\n"
+    )
+
+
+def test_a_finding_past_the_last_line_has_an_empty_frame():
+    past = Finding("VSL900", "cannot parse", "m.py", (6, 1), (6, 1))
+    assert format_full([past], {"m.py": "a = 1\nb = (\n"}) == (
+        "VSL900 cannot parse\n --> m.py:6:1\n  |\n  |\n\n"
+    )
+
+
+def test_unsafe_fixes_are_marked_only_when_asked():
+    default = format_full([SPANNING], {"m.py": SOURCE})
+    assert default == format_full([SPANNING], {"m.py": SOURCE}, unsafe=False)
+    assert default.startswith("VSL001 leaves out\n")
+    assert format_full([SPANNING], {}, unsafe=True).startswith(
+        "VSL001 [*] leaves out\n"
+    )
+    assert format_statistics([SPANNING, AT_THE_TOP]) == (
+        "1\tVSL001\t[ ] isinstance-leaves-out-companion\n"
+        "1\tVSL900\t[ ] unreadable-file\n"
+    )
+    assert format_statistics([SPANNING], unsafe=True) == (
+        "1\tVSL001\t[*] isinstance-leaves-out-companion\n"
+    )
+
+
+def test_sarif_regions_and_uris(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    outside = tmp_path.parent / "elsewhere" / "o.py"
+    findings = [SPANNING, Finding("VSL001", "m", str(outside), (7, 3), (7, 9))]
+    [run] = json.loads(format_sarif(findings))["runs"]
+    locations = [r["locations"][0]["physicalLocation"] for r in run["results"]]
+    assert [loc["artifactLocation"]["uri"] for loc in locations] == [
+        "m.py",
+        Path(os.path.abspath(outside)).as_uri(),
+    ]
+    assert [loc["region"] for loc in locations] == [
+        {"startLine": 2, "startColumn": 6, "endLine": 4, "endColumn": 2},
+        {"startLine": 7, "startColumn": 3, "endLine": 7, "endColumn": 9},
+    ]
