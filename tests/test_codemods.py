@@ -297,10 +297,20 @@ def test_nixl_codemod_cli_reports_unreadable_and_unwritable_workers_and_goes_on(
     good = tmp_path / "good" / "base_worker.py"
     good.parent.mkdir()
     good.write_text(WORKER_WITH_MORE_CHECKS)
-    out = run_cli("codemod", "nixl-mla-region", str(missing), str(readonly), str(good))
+    absent = tmp_path / "absent.py"
+    undecodable = tmp_path / "undecodable" / "base_worker.py"
+    undecodable.parent.mkdir()
+    undecodable.write_bytes(b"# MLAAttentionSpec \xff\xfe\n")
+    out = run_cli(
+        "codemod", "nixl-mla-region",
+        str(missing), str(absent), str(undecodable), str(readonly), str(good),
+    )  # fmt: skip
     assert out.returncode == 2
     assert out.stderr.splitlines() == [
         f"error: {missing}: no NIXL worker there (looked for {missing / NIXL_WORKER})",
+        f"error: {absent}: cannot read the NIXL worker: No such file or directory",
+        f"error: {undecodable}: cannot read the NIXL worker: invalid or missing "
+        "encoding declaration",
         f"error: {readonly}: not written: the file is read-only",
         f"{good}: applied",
     ]
