@@ -193,6 +193,36 @@ def test_vsl_strict_reports_what_the_default_leaves_out(tmp_path):
     )
 
 
+def test_strict_and_vllm_source_from_flake8_config(tmp_path):
+    (tmp_path / "n.py").write_text(NARROWED)
+    write_covering_hierarchy(tmp_path / "checkout")
+    (tmp_path / "setup.cfg").write_text("[flake8]\nselect = VSL\nvsl-strict = true\n")
+    strict = (
+        "n.py:7:29: VSL001 isinstance() check against MLAAttentionSpec leaves out "
+        "SlidingWindowMLASpec\n"
+    )
+    assert run_flake8("n.py", cwd=tmp_path).stdout == strict
+    (tmp_path / "setup.cfg").write_text(
+        "[flake8]\nselect = VSL\nvsl-strict = true\nvsl-vllm-source = checkout\n"
+    )
+    assert run_flake8("n.py", cwd=tmp_path).stdout == ""
+
+
+def test_a_broken_vllm_source_is_said_and_the_defaults_stand_in(bad_file):
+    kci = write_family_module(bad_file / "checkout", "class MLAAttentionSpec(\n")
+    out = flake8(
+        "--select", "VSL", "--vsl-vllm-source=checkout", "bad.py", cwd=bad_file
+    )
+    assert out.stderr == (
+        f"vllm-spec-lint: warning: {kci}: cannot read class hierarchy: "
+        "'(' was never closed (<unknown>, line 1)\n"
+    )
+    assert out.stdout == (
+        "bad.py:2:19: VSL001 isinstance() check against MLAAttentionSpec leaves "
+        "out SlidingWindowMLASpec\n"
+    )
+
+
 def test_the_trees_own_hierarchy_is_read(bad_file):
     write_covering_hierarchy(bad_file)
     assert flake8("--select", "VSL", "bad.py", cwd=bad_file).stdout == ""

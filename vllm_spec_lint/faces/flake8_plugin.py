@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import ast
 import functools
+import sys
 from collections.abc import Iterator
-from dataclasses import replace
 from pathlib import Path
 
 from vllm_spec_lint import __version__
@@ -42,7 +42,6 @@ class Flake8Plugin:
         manager.add_option(
             "--vsl-extend-families",
             parse_from_config=True,
-            comma_separated_list=False,
             default="",
             help="vllm-spec-lint: more families, one per line: "
             "'module: Anchor, Companion, ...'",
@@ -79,12 +78,15 @@ class Flake8Plugin:
                 load_hierarchy,
             )
 
+            warnings: list[str] = []
             try:  # a source that cannot be used stops the run, as in the CLI
-                load_hierarchy([], [], config, [])
+                load_hierarchy([], [], config, warnings)
             except HierarchyError as e:
                 raise SystemExit(f"vllm-spec-lint: {e}") from None
-        # flake8 selects codes itself: let every rule run.
-        cls.config = replace(config, select=("VSL",), ignore=())
+            for warning in warnings:  # a broken module: the defaults stand in
+                print(f"vllm-spec-lint: warning: {warning}", file=sys.stderr)
+        # flake8 selects codes itself; the defaults let every rule run.
+        cls.config = config
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:
         source = "".join(self.lines)
