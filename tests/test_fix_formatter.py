@@ -222,6 +222,21 @@ def test_a_missing_formatters_warning_says_how_to_install_it(kind, hint):
     )
 
 
+def test_outside_a_run_a_missing_formatter_is_warned_about_once(
+    tmp_path, monkeypatch, capsys
+):
+    # An environment without yapf: nothing beside the interpreter, an empty PATH.
+    monkeypatch.setattr(formatting, "_interpreter_scripts", lambda: [])
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setattr(formatting, "_warned", set())
+    for name in ("a.py", "b.py"):
+        assert formatting.formatter_for(str(tmp_path / name), 88, "yapf") is None
+    assert capsys.readouterr().err == (
+        "warning: yapf is not installed: fixes are applied without formatting "
+        "(the project formats with yapf; pip install yapf)\n"
+    )
+
+
 def test_an_unknown_fix_formatter_setting_is_an_error(project):
     (project / "pyproject.toml").write_text(
         '[tool.vllm-spec-lint]\nfix-formatter = "autopep8"\n'

@@ -5,7 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.conftest import write_covering_hierarchy, write_family_module
+from tests.conftest import (
+    COMPRESSED_PARENT,
+    write_covering_hierarchy,
+    write_family_module,
+)
 from vllm_spec_lint.core.settings import Config
 from vllm_spec_lint.edges.runner import run_source
 
@@ -68,3 +72,43 @@ def test_the_hierarchy_and_warnings_of_the_files_tree_are_returned(
         "vllm.v1.kv_cache_interface.MLAAttentionSpec",
     )  # in the built-in hierarchy, SlidingWindowSpec
     assert Path(run.hierarchy.sources[-1]) == kci
+
+
+def test_a_buffer_over_the_size_limit_is_named_in_its_vsl900(tmp_path):
+    big = SOURCE + b"#" * 2**20 + b"\n"
+    run = run_source(str(tmp_path / "big.py"), big, Config(max_file_size_mb=1))
+    [finding] = run.findings
+    assert (finding.code, finding.path, finding.message) == (
+        "VSL900",
+        str(tmp_path / "big.py"),
+        "not analysed: 1.0 MiB is over the 1 MiB limit (max-file-size)",
+    )
+
+
+def test_a_parent_only_the_trees_hierarchy_knows_is_screened_in(tmp_path):
+    write_family_module(tmp_path, COMPRESSED_PARENT)
+    source = (
+        b"from vllm.v1.kv_cache_interface import CompressedSpec\n"
+        b"\n\n"
+        b"def check(spec):\n"
+        b"    if isinstance(spec, CompressedSpec):\n"
+        b"        raise ValueError('no compression')\n"
+    )
+    run = run_source(str(tmp_path / "c.py"), source, Config())
+    assert [(f.code, f.location) for f in run.findings] == [("VSL007", (5, 25))]
+
+
+def test_a_fix_is_laid_out_by_the_chosen_formatter(tmp_path):
+    config = Config(fix_formatter="ruff", line_length=60)
+    run = run_source(str(tmp_path / "m.py"), SOURCE, config, fix=True, unsafe=True)
+    assert _outcome(run) == (
+        [],
+        b"from vllm.v1.kv_cache_interface import (\n"
+        b"    MLAAttentionSpec,\n"
+        b"    SlidingWindowMLASpec,\n"
+        b")\n"
+        b"is_mla = isinstance(\n"
+        b"    s, (MLAAttentionSpec, SlidingWindowMLASpec)\n"
+        b")\n",
+        [],
+    )
