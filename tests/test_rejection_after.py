@@ -206,3 +206,21 @@ def test_the_pr_45831_worker_is_still_reported():
         "19:52: VSL001 isinstance() check against MLAAttentionSpec leaves out "
         "SlidingWindowMLASpec"
     ) in out.stdout.splitlines()
+
+
+def test_the_reason_names_every_companion_the_rejection_keeps_out():
+    from vllm_spec_lint.model.hierarchy import Family
+
+    family = Family(
+        "mla",
+        "vllm.v1.kv_cache_interface",
+        ("MLAAttentionSpec", "SlidingWindowMLASpec", "ChunkedMLASpec"),
+    )
+    source = _module("def partition(specs, other):\n" + DSV4_GUARD + MLA_ONLY)
+    config = Config(strict=True, families=(family,))
+    analysis = analyze_source(source, "layout.py", config)
+    reasons = {f.location[0]: f.suppressed_by for f in analysis.findings}
+    assert reasons[10] == (
+        "raise: line 14 rejects what the check lets through, SlidingWindowMLASpec, "
+        "ChunkedMLASpec included, loudly"
+    )
