@@ -210,6 +210,32 @@ CASES = {
         "    for s in full:\n        isinstance(s, MLAAttentionSpec)\n",
         [],
     ),
+    "a read before the append in one statement": (
+        "def f(xs):\n    full = []\n    for v in xs:\n"
+        "        if isinstance(v, FullAttentionSpec) and v not in full:\n"
+        "            full.append(v)\n"
+        "    for s in full:\n        isinstance(s, MLAAttentionSpec)\n",
+        [("isinstance(v, FullAttentionSpec)", True, "full", True, False)],
+    ),
+    "a count before the append in one statement": (
+        "def f(xs):\n    full = []\n    for v in xs:\n"
+        "        if isinstance(v, FullAttentionSpec) and full.count(v) == 0:\n"
+        "            full.append(v)\n"
+        "    for s in full:\n        isinstance(s, MLAAttentionSpec)\n",
+        [("isinstance(v, FullAttentionSpec)", True, "full", True, False)],
+    ),
+    "extend of one value: nothing known": (
+        "def f(xs):\n    full = []\n    for v in xs:\n"
+        "        if isinstance(v, FullAttentionSpec):\n            full.extend(v)\n"
+        "    for s in full:\n        isinstance(s, MLAAttentionSpec)\n",
+        [],
+    ),
+    "a starred append: nothing known": (
+        "def f(xs):\n    full = []\n    for v in xs:\n"
+        "        if isinstance(v, FullAttentionSpec):\n            full.append(*v)\n"
+        "    for s in full:\n        isinstance(s, MLAAttentionSpec)\n",
+        [],
+    ),
     "append with a keyword: nothing known": (
         "def f(xs):\n    full = []\n    for v in xs:\n"
         "        if isinstance(v, FullAttentionSpec):\n            full.append(item=v)\n"
