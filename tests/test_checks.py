@@ -572,3 +572,75 @@ def test_every_companion_left_out_is_named_in_order():
         "isinstance() check against MLAAttentionSpec leaves out "
         "SlidingWindowMLASpec, ChunkedMLASpec"
     )
+
+
+THREE = "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
+# The import gains both, in vLLM's (case-insensitive) order.
+THREE_FIXED = (
+    "from vllm.v1.kv_cache_interface import ChunkedMLASpec, MLAAttentionSpec, "
+    "SlidingWindowMLASpec\n"
+)
+
+
+@pytest.mark.parametrize(
+    "source, said, fixed",
+    [
+        (
+            THREE + "ok = isinstance(spec, MLAAttentionSpec)\n",
+            (
+                "isinstance() check against MLAAttentionSpec leaves out "
+                "SlidingWindowMLASpec, ChunkedMLASpec",
+                "Add SlidingWindowMLASpec, ChunkedMLASpec",
+            ),
+            THREE_FIXED + "ok = isinstance(spec, (MLAAttentionSpec, "
+            "SlidingWindowMLASpec, ChunkedMLASpec))\n",
+        ),
+        (
+            THREE + "match spec:\n    case MLAAttentionSpec():\n        pass\n",
+            (
+                "case MLAAttentionSpec() has no SlidingWindowMLASpec() or "
+                "ChunkedMLASpec() alternative",
+                "Add SlidingWindowMLASpec() | ChunkedMLASpec()",
+            ),
+            THREE_FIXED + "match spec:\n"
+            "    case MLAAttentionSpec() | SlidingWindowMLASpec() | ChunkedMLASpec():\n"
+            "        pass\n",
+        ),
+        (
+            "ok = type(spec).__name__ == 'MLAAttentionSpec'\n",
+            (
+                "class-name test against MLAAttentionSpec leaves out "
+                "SlidingWindowMLASpec, ChunkedMLASpec",
+                "Compare with ('MLAAttentionSpec', 'SlidingWindowMLASpec', "
+                "'ChunkedMLASpec')",
+            ),
+            "ok = type(spec).__name__ in ('MLAAttentionSpec', 'SlidingWindowMLASpec', "
+            "'ChunkedMLASpec')\n",
+        ),
+        (
+            "ok = type(spec).__name__ in ('MLAAttentionSpec', 'FullAttentionSpec')\n",
+            (
+                "class-name test against MLAAttentionSpec leaves out "
+                "SlidingWindowMLASpec, ChunkedMLASpec",
+                "Add 'SlidingWindowMLASpec', 'ChunkedMLASpec'",
+            ),
+            "ok = type(spec).__name__ in ('MLAAttentionSpec', 'SlidingWindowMLASpec', "
+            "'ChunkedMLASpec', 'FullAttentionSpec')\n",
+        ),
+    ],
+    ids=["isinstance", "match", "class-name", "class-name-in"],
+)
+def test_two_companions_are_named_and_added_in_order(source, said, fixed):
+    from vllm_spec_lint.core.analysis import analyze_source
+    from vllm_spec_lint.core.fixing import fix_source
+    from vllm_spec_lint.model.hierarchy import Family
+
+    family = Family(
+        "mla",
+        "vllm.v1.kv_cache_interface",
+        ("MLAAttentionSpec", "SlidingWindowMLASpec", "ChunkedMLASpec"),
+    )
+    config = Config(families=(family,))
+    [finding] = analyze_source(source, "x.py", config).findings
+    assert (finding.message, finding.fix.message) == said
+    assert fix_source(source, "x.py", config, unsafe=True).text == fixed

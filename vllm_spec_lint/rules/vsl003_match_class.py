@@ -6,7 +6,7 @@ import libcst as cst
 
 from vllm_spec_lint.model.hierarchy import short_name
 from vllm_spec_lint.repair.plans import add_companion_patterns
-from vllm_spec_lint.rules.base import Example, Rule, describe
+from vllm_spec_lint.rules.base import Example, Rule
 
 
 def class_patterns(pattern: cst.MatchPattern) -> Iterator[cst.MatchClass]:
@@ -102,7 +102,8 @@ class MatchClassLeavesOutCompanion(Rule):
                         self.report(
                             pattern.cls,
                             f"case {short_name(family.anchor)}() has no "
-                            f"{describe(missing)}() alternative",
+                            f"{' or '.join(short_name(c) + '()' for c in missing)} "
+                            "alternative",
                             add_companion_patterns(model, pattern, missing),
                             model.narrowing.reason(
                                 pattern, node.subject, family, missing, positive=False
