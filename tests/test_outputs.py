@@ -307,6 +307,7 @@ REPEATS = (
     "a = isinstance(s, MLAAttentionSpec)\n"
     "b = isinstance(s,   MLAAttentionSpec)\n"
     "a = isinstance(s, MLAAttentionSpec)\n"
+    "a = isinstance(s, MLAAttentionSpec)\n"
 )
 
 
@@ -318,7 +319,7 @@ def test_a_baseline_file_is_written_relative_to_its_folder(tmp_path):
     out = run_cli(
         "check", "--write-baseline", "../baseline.json", ".", cwd=tmp_path / "pkg"
     )
-    assert out.stderr == "Wrote 3 entries to ../baseline.json.\n"
+    assert out.stderr == "Wrote 4 entries to ../baseline.json.\n"
     entry = '    {{\n      "path": "pkg/m.py",\n      "code": "VSL001",\n      "source": "{}",\n      "occurrence": {}\n    }}'
     assert (tmp_path / "baseline.json").read_text() == (
         '{\n  "version": 1,\n  "tool": "vllm-spec-lint",\n  "entries": [\n'
@@ -327,6 +328,8 @@ def test_a_baseline_file_is_written_relative_to_its_folder(tmp_path):
         + entry.format("b = isinstance(s, MLAAttentionSpec)", 0)
         + ",\n"
         + entry.format("a = isinstance(s, MLAAttentionSpec)", 1)
+        + ",\n"
+        + entry.format("a = isinstance(s, MLAAttentionSpec)", 2)
         + "\n  ]\n}\n"
     )
     again = run_cli("check", "--baseline", "baseline.json", "pkg", cwd=tmp_path)
