@@ -272,12 +272,14 @@ def test_rules_lists_every_code():
 
 
 @pytest.mark.parametrize(
-    "code", ["VSL001", "VSL002", "VSL003", "VSL004", "VSL005", "VSL006", "VSL900"]
+    "code",
+    ["VSL001", "VSL002", "VSL003", "VSL004", "VSL005", "VSL006", "VSL007", "VSL900"],
 )
 def test_explain(code):
     out = run_cli("explain", code.lower())
     assert out.returncode == 0
     assert out.stdout.startswith(code)
+    assert out.stdout.endswith("\n") and not out.stdout.endswith("\n\n")
     assert "Suppress" in out.stdout and ("Fix" in out.stdout or "No fix" in out.stdout)
     if code == "VSL001":
         assert "PR #45831" in out.stdout and "Reported:" in out.stdout
