@@ -745,3 +745,30 @@ def test_stdin_discovers_families_as_the_file_does(tree):
         f"{connector}:9:30: VSL001 isinstance() check against MLAAttentionSpec "
         f"leaves out ChunkedMLASpec (discovered twin: same fields {SHARED_FIELDS})"
     )
+
+
+def test_twins_outside_the_spec_hierarchy_are_not_proposed(tree):
+    kci = tree / "vllm" / "v1" / "kv_cache_interface.py"
+    # Two configuration classes as alike as the MLA specs, not spec classes.
+    config_class = (
+        "\n\n@dataclass(frozen=True, kw_only=True)\n"
+        "class {}:\n"
+        "    cache_dtype_str: str | None = None\n"
+        "    alignment: int | None = None\n"
+        "    model_version: str | None = None\n"
+        "    head_size_v: int = 0\n"
+        "\n"
+        "    def __post_init__(self):\n"
+        "        _apply_alignment_padding(self)\n"
+    )
+    kci.write_text(
+        kci.read_text()
+        + config_class.format("CacheConfigA")
+        + config_class.format("CacheConfigB")
+    )
+    result = run_cli("families", "--discover", "--format", "json", str(tree))
+    assert [(t["anchor"], t["companion"]) for t in json.loads(result.stdout)] == [
+        (MLA, CHUNKED),
+        (MLA, SWMLA),
+        (SWMLA, CHUNKED),
+    ]
