@@ -112,3 +112,21 @@ def test_a_fix_is_laid_out_by_the_chosen_formatter(tmp_path):
         b")\n",
         [],
     )
+
+
+def test_a_missing_formatter_is_among_the_warnings(tmp_path, monkeypatch):
+    from vllm_spec_lint.repair import formatting
+
+    # An environment without yapf: nothing beside the interpreter, an empty PATH.
+    monkeypatch.setattr(formatting, "_interpreter_scripts", lambda: [])
+    monkeypatch.setenv("PATH", str(tmp_path))
+    config = Config(fix_formatter="yapf")
+    run = run_source(str(tmp_path / "m.py"), SOURCE, config, fix=True, unsafe=True)
+    assert _outcome(run) == (
+        [],
+        FIXED,
+        [
+            "yapf is not installed: fixes are applied without formatting "
+            "(the project formats with yapf; pip install yapf)"
+        ],
+    )
