@@ -14,6 +14,7 @@ pytest.importorskip("pygls")
 
 from lsprotocol import types  # noqa: E402
 
+from tests.conftest import COMPRESSED_PARENT, write_family_module  # noqa: E402
 from tests.test_lsp import FIXED, KCI, WORKER, _apply  # noqa: E402
 from vllm_spec_lint.faces import lsp  # noqa: E402
 
@@ -160,6 +161,72 @@ def test_a_quick_fix_is_laid_out_by_the_projects_formatter(project):
         "        layer_spec, (MLAAttentionSpec, SlidingWindowMLASpec)\n"
         "    )\n"
         "    return is_mla_region\n"
+    )
+
+
+def test_no_formatter_leaves_a_quick_fix_as_made(project):
+    (project / "pyproject.toml").write_text(
+        '[tool.vllm-spec-lint]\nline-length = 60\nfix-formatter = "none"\n'
+    )
+    server = initialized_server(project)
+    uri = opened(server, project / "worker.py", WORKER)
+    [diagnostic] = server.diagnostics(uri, server.check(uri))
+    fix, _ = code_actions(server, uri, diagnostic.range, [diagnostic])
+    assert _apply(WORKER, fix.edit.changes[uri]) == FIXED
+
+
+def test_a_quick_fix_uses_the_projects_hierarchy(project):
+    write_family_module(project, COMPRESSED_PARENT)
+    text = (
+        "from vllm.v1.kv_cache_interface import CompressedSpec\n"
+        "\n\n"
+        "def check(spec):\n"
+        "    if isinstance(spec, CompressedSpec):\n"
+        "        raise ValueError('no compression')\n"
+    )
+    server = initialized_server(project)
+    uri = opened(server, project / "check.py", text)
+    [diagnostic] = server.diagnostics(uri, server.check(uri))
+    fix, _ = code_actions(server, uri, diagnostic.range, [diagnostic])
+    assert _apply(text, fix.edit.changes[uri]) == (
+        "from vllm.v1.kv_cache_interface import CompressedSpec, SlidingWindowMLASpec\n"
+        "\n\n"
+        "def check(spec):\n"
+        "    if isinstance(spec, CompressedSpec) and not isinstance(spec, SlidingWindowMLASpec):\n"
+        "        raise ValueError('no compression')\n"
+    )
+
+
+def test_fix_all_resolves_relative_imports_by_the_documents_package(project):
+    (project / "pyproject.toml").write_text(
+        '[tool.vllm-spec-lint]\nextend-safe-fixes = ["VSL001"]\n'
+    )
+    package = project / "plugin"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "kv_cache_interface.py").write_text("class MLAAttentionSpec: ...\n")
+    text = (
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec as VllmMLA\n"
+        "\n"
+        "from .kv_cache_interface import MLAAttentionSpec\n"
+        "\n"
+        "ours = isinstance(s, MLAAttentionSpec)\n"
+        "vllms = isinstance(s, VllmMLA)\n"
+    )
+    server = initialized_server(project)
+    uri = opened(server, package / "layers.py", text)
+    [diagnostic] = server.diagnostics(uri, server.check(uri))
+    [fix_all] = code_actions(
+        server, uri, diagnostic.range, [], ["source.fixAll.vllm-spec-lint"]
+    )
+    assert _apply(text, fix_all.edit.changes[uri]) == (
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec as VllmMLA\n"
+        "from vllm.v1.kv_cache_interface import SlidingWindowMLASpec\n"
+        "\n"
+        "from .kv_cache_interface import MLAAttentionSpec\n"
+        "\n"
+        "ours = isinstance(s, MLAAttentionSpec)\n"
+        "vllms = isinstance(s, (VllmMLA, SlidingWindowMLASpec))\n"
     )
 
 
