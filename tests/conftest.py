@@ -70,6 +70,26 @@ def write_covering_hierarchy(root: Path) -> Path:
     )
 
 
+def write_plugin_package(root: Path) -> Path:
+    """A package ``plugin`` with a ``kv_cache_interface`` of its own, and
+    ``plugin/layers.py`` testing against its class (line 5) and vLLM's (line
+    6); the path of ``layers.py``."""
+    package = root / "plugin"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "kv_cache_interface.py").write_text("class MLAAttentionSpec: ...\n")
+    layers = package / "layers.py"
+    layers.write_text(
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec as VllmMLA\n"
+        "\n"
+        "from .kv_cache_interface import MLAAttentionSpec\n"
+        "\n"
+        "ours = isinstance(s, MLAAttentionSpec)\n"
+        "vllms = isinstance(s, VllmMLA)\n"
+    )
+    return layers
+
+
 # A family module in which the companion derives from CompressedSpec, a
 # parent the built-in hierarchy does not know.
 COMPRESSED_PARENT = (

@@ -17,6 +17,7 @@ from tests.conftest import (
     run_flake8,
     write_covering_hierarchy,
     write_family_module,
+    write_plugin_package,
 )
 
 CORPUS = [REPO / "examples", REPO / "tests" / "corpus"]
@@ -266,18 +267,7 @@ def test_disable_noqa_shows_what_the_comment_hid(bad_file):
 
 
 def test_a_relative_import_is_resolved_against_the_files_package(tmp_path):
-    package = tmp_path / "plugin"
-    package.mkdir()
-    (package / "__init__.py").write_text("")
-    (package / "kv_cache_interface.py").write_text("class MLAAttentionSpec: ...\n")
-    (package / "layers.py").write_text(
-        "from vllm.v1.kv_cache_interface import MLAAttentionSpec as VllmMLA\n"
-        "\n"
-        "from .kv_cache_interface import MLAAttentionSpec\n"
-        "\n"
-        "ours = isinstance(s, MLAAttentionSpec)\n"
-        "vllms = isinstance(s, VllmMLA)\n"
-    )
+    write_plugin_package(tmp_path)
     out = flake8("--select", "VSL", "plugin/layers.py", cwd=tmp_path)
     # plugin.kv_cache_interface is not vLLM's module: only line 6 is reported.
     assert out.stdout == (

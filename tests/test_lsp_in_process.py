@@ -14,7 +14,11 @@ pytest.importorskip("pygls")
 
 from lsprotocol import types  # noqa: E402
 
-from tests.conftest import COMPRESSED_PARENT, write_family_module  # noqa: E402
+from tests.conftest import (  # noqa: E402
+    COMPRESSED_PARENT,
+    write_family_module,
+    write_plugin_package,
+)
 from tests.test_lsp import FIXED, KCI, WORKER, _apply  # noqa: E402
 from vllm_spec_lint.faces import lsp  # noqa: E402
 
@@ -142,37 +146,36 @@ def test_quick_fixes_give_the_fixed_text_and_the_noqa_line(project):
     )
 
 
-def test_a_quick_fix_is_laid_out_by_the_projects_formatter(project):
+@pytest.mark.parametrize(
+    "formatter, expected",
+    [
+        (
+            "ruff",
+            "from vllm.v1.kv_cache_interface import (\n"
+            "    MLAAttentionSpec,\n"
+            "    SlidingWindowMLASpec,\n"
+            ")\n"
+            "\n\n"
+            "def register(layer_spec):\n"
+            "    is_mla_region = isinstance(\n"
+            "        layer_spec, (MLAAttentionSpec, SlidingWindowMLASpec)\n"
+            "    )\n"
+            "    return is_mla_region\n",
+        ),
+        ("none", FIXED),
+    ],
+)
+def test_a_quick_fix_is_laid_out_by_the_projects_formatter(
+    project, formatter, expected
+):
     (project / "pyproject.toml").write_text(
-        '[tool.vllm-spec-lint]\nline-length = 60\nfix-formatter = "ruff"\n'
+        f'[tool.vllm-spec-lint]\nline-length = 60\nfix-formatter = "{formatter}"\n'
     )
     server = initialized_server(project)
     uri = opened(server, project / "worker.py", WORKER)
     [diagnostic] = server.diagnostics(uri, server.check(uri))
     fix, _ = code_actions(server, uri, diagnostic.range, [diagnostic])
-    assert _apply(WORKER, fix.edit.changes[uri]) == (
-        "from vllm.v1.kv_cache_interface import (\n"
-        "    MLAAttentionSpec,\n"
-        "    SlidingWindowMLASpec,\n"
-        ")\n"
-        "\n\n"
-        "def register(layer_spec):\n"
-        "    is_mla_region = isinstance(\n"
-        "        layer_spec, (MLAAttentionSpec, SlidingWindowMLASpec)\n"
-        "    )\n"
-        "    return is_mla_region\n"
-    )
-
-
-def test_no_formatter_leaves_a_quick_fix_as_made(project):
-    (project / "pyproject.toml").write_text(
-        '[tool.vllm-spec-lint]\nline-length = 60\nfix-formatter = "none"\n'
-    )
-    server = initialized_server(project)
-    uri = opened(server, project / "worker.py", WORKER)
-    [diagnostic] = server.diagnostics(uri, server.check(uri))
-    fix, _ = code_actions(server, uri, diagnostic.range, [diagnostic])
-    assert _apply(WORKER, fix.edit.changes[uri]) == FIXED
+    assert _apply(WORKER, fix.edit.changes[uri]) == expected
 
 
 def test_a_quick_fix_uses_the_projects_hierarchy(project):
@@ -201,20 +204,10 @@ def test_fix_all_resolves_relative_imports_by_the_documents_package(project):
     (project / "pyproject.toml").write_text(
         '[tool.vllm-spec-lint]\nextend-safe-fixes = ["VSL001"]\n'
     )
-    package = project / "plugin"
-    package.mkdir()
-    (package / "__init__.py").write_text("")
-    (package / "kv_cache_interface.py").write_text("class MLAAttentionSpec: ...\n")
-    text = (
-        "from vllm.v1.kv_cache_interface import MLAAttentionSpec as VllmMLA\n"
-        "\n"
-        "from .kv_cache_interface import MLAAttentionSpec\n"
-        "\n"
-        "ours = isinstance(s, MLAAttentionSpec)\n"
-        "vllms = isinstance(s, VllmMLA)\n"
-    )
+    layers = write_plugin_package(project)
+    text = layers.read_text()
     server = initialized_server(project)
-    uri = opened(server, package / "layers.py", text)
+    uri = opened(server, layers, text)
     [diagnostic] = server.diagnostics(uri, server.check(uri))
     [fix_all] = code_actions(
         server, uri, diagnostic.range, [], ["source.fixAll.vllm-spec-lint"]
