@@ -260,6 +260,14 @@ CASES = {
         "    for s in full:\n        isinstance(s, MLAAttentionSpec)\n",
         [(FULL, True, "full", True, False)],
     ),
+    "appends in a lambda or nested function do not count": (
+        "def f(xs):\n    full = []\n    for v in xs:\n"
+        "        if isinstance(v, FullAttentionSpec):\n            full.append(v)\n"
+        "    def g(w):\n        full.append(w)\n"
+        "    on_add(len(full), lambda w: full.append(w))\n"
+        "    for s in full:\n        isinstance(s, MLAAttentionSpec)\n",
+        [("isinstance(v, FullAttentionSpec)", True, "full", True, False)],
+    ),
     # -- aliases -------------------------------------------------------------
     "alias of the value": (
         "def f(s):\n    assert isinstance(s, FullAttentionSpec)\n    t = s\n"

@@ -175,6 +175,13 @@ def test_unknown_selector_in_the_safety_options_is_refused(examples):
         ("x = f(a)  # noqa: VSL001\n", {"VSL001"}, "x = f(a)  # noqa: VSL001\n"),
         ("x = f('#')\r\n", {"VSL001"}, "x = f('#')  # noqa: VSL001\r\n"),
         ("x = f(a)", {"VSL001"}, "x = f(a)  # noqa: VSL001"),
+        ("x = f(a)   \n", {"VSL001"}, "x = f(a)  # noqa: VSL001\n"),
+        ("layout = MAX\n", {"VSL004"}, "layout = MAX  # noqa: VSL004\n"),
+        (
+            "x = f('# noqa: E501')  # why not\n",
+            {"VSL001"},
+            "x = f('# noqa: E501')  # why not  # noqa: VSL001\n",
+        ),
     ],
     ids=[
         "plain",
@@ -185,6 +192,9 @@ def test_unknown_selector_in_the_safety_options_is_refused(examples):
         "present",
         "crlf-hash-in-string",
         "no-newline",
+        "trailing-blanks",
+        "ends-in-X",
+        "noqa-in-string",
     ],
 )
 def test_add_noqa_on_one_line(line, codes, expected):
@@ -207,6 +217,39 @@ def test_add_noqa_leaves_lines_that_cannot_take_a_comment():
     assert added == 1
     assert (
         new.splitlines()[4] == "    isinstance(spec, MLAAttentionSpec)  # noqa: VSL001"
+    )
+
+
+@pytest.mark.fast
+def test_add_noqa_leaves_the_inside_of_a_multi_line_f_string():
+    # Python 3.12 tokenizes an f-string's fields one by one (FSTRING_START ...
+    # FSTRING_END); the rows between its start and end still cannot take a
+    # comment, and the row it ends on can.
+    text = (
+        'msg = f"""{\n'
+        "    isinstance(spec, MLAAttentionSpec)\n"
+        '}"""; ok = isinstance(spec, MLAAttentionSpec)\n'
+        'tag = f"{f\'{spec}\'}"; isinstance(spec, MLAAttentionSpec)\n'
+    )
+    new, added, skipped = add_noqa(
+        text, {1: {"VSL001"}, 2: {"VSL001"}, 3: {"VSL001"}, 4: {"VSL001"}}
+    )
+    assert skipped == [1, 2]
+    assert added == 2
+    assert new.splitlines()[2:] == [
+        '}"""; ok = isinstance(spec, MLAAttentionSpec)  # noqa: VSL001',
+        "tag = f\"{f'{spec}'}\"; isinstance(spec, MLAAttentionSpec)  # noqa: VSL001",
+    ]
+
+
+@pytest.mark.fast
+def test_add_noqa_goes_on_past_a_row_that_is_already_suppressed():
+    text = "a = f(x)  # noqa: VSL001\nb = f(y)\n"
+    new, added, skipped = add_noqa(text, {1: {"VSL001"}, 2: {"VSL001"}})
+    assert (new, added, skipped) == (
+        "a = f(x)  # noqa: VSL001\nb = f(y)  # noqa: VSL001\n",
+        1,
+        [],
     )
 
 
