@@ -11,11 +11,13 @@ equivalent (lines ``- `MUTANT`: reason``), and prints, per module:
 mutants, not yet checked, killed, survived, no tests, timed out,
 equivalent, and the share of the checked, non-equivalent mutants that were
 killed. Exits 1 when a module is under the 90 % bar, has mutants not
-checked, or a listed equivalent mutant no longer exists.
+checked, or a listed equivalent mutant no longer exists; 2 when a file
+cannot be read.
 """
 
 from __future__ import annotations
 
+import argparse
 import re
 import subprocess
 import sys
@@ -34,7 +36,7 @@ def statuses(saved: list[str]) -> dict[str, str]:
             cwd=REPO, capture_output=True, text=True, check=True,
         )  # fmt: skip
         return _parsed(out.stdout)
-    rounds = [_parsed(Path(path).read_text()) for path in saved]
+    rounds = [_parsed(Path(path).read_text(encoding="utf-8")) for path in saved]
     # The last round names the mutants there are now; a mutant whose code
     # changed since an earlier round is not in it.
     found = dict(rounds[-1])
@@ -60,9 +62,32 @@ def module_of(mutant: str) -> str:
     return module.replace(".", "/") + ".py"
 
 
-def main() -> int:
-    results = statuses(sys.argv[1:])
-    equivalent = set(EQUIVALENT.findall((REPO / "MUTATION.md").read_text()))
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="mutation_report.py",
+        description="The per-module table of a mutation run, for MUTATION.md.",
+    )
+    parser.add_argument(
+        "saved",
+        nargs="*",
+        metavar="SAVED",
+        help="saved `mutmut results --all true` outputs, oldest first "
+        "(default: ask mutmut for the current run's results)",
+    )
+    parser.add_argument(
+        "--equivalent-from",
+        metavar="FILE",
+        default=str(REPO / "MUTATION.md"),
+        help="the file listing equivalent mutants (default: MUTATION.md)",
+    )
+    args = parser.parse_args(argv)
+    try:
+        results = statuses(args.saved)
+        listing = Path(args.equivalent_from).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError, subprocess.CalledProcessError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    equivalent = set(EQUIVALENT.findall(listing))
     stale = sorted(equivalent - set(results))
     by_module: dict[str, Counter] = defaultdict(Counter)
     for name, status in results.items():
@@ -80,13 +105,14 @@ def main() -> int:
         "| module | " + " | ".join(columns) + " | killed of checked, non-equivalent |"
     )
     print("|---" * (len(columns) + 2) + "|")
-    below = []
+    below, unchecked = [], []
     total: Counter = Counter()
     for module in sorted(by_module):
         counts = by_module[module]
         total.update(counts)
         share = _share(counts)
-        below += [module] if share < BAR or counts["not checked"] else []
+        below += [module] if share < BAR else []
+        unchecked += [(module, counts["not checked"])] if counts["not checked"] else []
         cells = " | ".join(str(counts[c]) for c in columns)
         print(f"| {module} | {cells} | {_shown(counts, share)} |")
     cells = " | ".join(str(total[c]) for c in columns)
@@ -95,7 +121,9 @@ def main() -> int:
         print(f"listed as equivalent but not a mutant now: {name}", file=sys.stderr)
     for module in below:
         print(f"under the {BAR:.0%} bar: {module}", file=sys.stderr)
-    return 1 if stale or below else 0
+    for module, count in unchecked:
+        print(f"not checked yet: {count} mutants of {module}", file=sys.stderr)
+    return 1 if stale or below or unchecked else 0
 
 
 def _shown(counts: Counter, share: float) -> str:
