@@ -9,7 +9,7 @@ import pytest
 
 from tests.conftest import run_cli
 from vllm_spec_lint.core.settings import ConfigError
-from vllm_spec_lint.edges.config import parse_settings
+from vllm_spec_lint.edges.config import load_config, parse_settings, read_config_file
 
 pytestmark = pytest.mark.fast
 
@@ -193,3 +193,78 @@ def test_line_length_takes_1_to_320_spelled_either_way(length):
     for key in ("line-length", "line_length"):
         config = parse_settings({key: length}, "pyproject.toml", Path("."))
         assert config.line_length == length
+
+
+# -- reading a settings file, in this process --------------------------------
+
+
+@pytest.mark.parametrize(
+    "name, data, reason",
+    [
+        ("setup.cfg", b"select = VSL001\n", ":1: not a valid INI file: a setting "
+         "before the first [section] header"),
+        ("tox.ini", b"[vllm-spec-lint]\nselect\n", ":2: not a valid INI file: a line "
+         "that is not a [section] header, a setting or a comment"),
+        ("setup.cfg", b"[vllm-spec-lint]\nselect = A\nselect = B\n",
+         ":3: not a valid INI file: 'select' given twice in [vllm-spec-lint]"),
+        ("setup.cfg", b"[vllm-spec-lint]\n[vllm-spec-lint]\n",
+         ":2: not a valid INI file: [vllm-spec-lint] given twice"),
+        ("setup.cfg", b"[vllm-spec-lint]\nselect = \xff\n", ": cannot read: 'utf-8' "
+         "codec can't decode byte 0xff in position 26: invalid start byte"),
+        ("pyproject.toml", b"[tool.vllm-spec-lint]\nstrict = \xff\n",
+         ": cannot read: 'utf-8' codec can't decode byte 0xff in position 31: "
+         "invalid start byte"),
+    ],
+    ids=["no-header", "not-a-setting", "option-twice", "section-twice",
+         "not-utf8-ini", "not-utf8-toml"],
+)  # fmt: skip
+def test_a_settings_file_that_cannot_be_read_is_told_where_and_why(
+    tmp_path, name, data, reason
+):
+    path = tmp_path / name
+    path.write_bytes(data)
+    with pytest.raises(ConfigError) as raised:
+        read_config_file(path)
+    assert str(raised.value) == f"{path}{reason}"
+
+
+@pytest.mark.parametrize("name", ["other.cfg", "other.toml"])
+def test_a_missing_settings_file_is_not_found_whatever_its_kind(tmp_path, name):
+    with pytest.raises(ConfigError) as raised:
+        load_config(tmp_path, tmp_path / name)
+    assert str(raised.value) == f"{tmp_path / name}: not found"
+
+
+@pytest.mark.parametrize("name", ["conf.cfg", "conf.toml"])
+def test_a_folder_given_as_settings_is_refused_whatever_its_name(tmp_path, name):
+    (tmp_path / name).mkdir()
+    with pytest.raises(ConfigError) as raised:
+        load_config(tmp_path, tmp_path / name)
+    assert str(raised.value) == f"{tmp_path / name}: is a folder, not a settings file"
+
+
+@pytest.mark.parametrize(
+    "name, text",
+    [
+        ("pyproject.toml", "[project]\nname = 'x'\n"),
+        ("pyproject.toml", "[tool.ruff]\nline-length = 88\n"),
+        ("setup.cfg", "[flake8]\nmax-line-length = 88\n"),
+    ],
+    ids=["toml-without-tool", "toml-other-tool", "ini-other-section"],
+)
+def test_a_file_without_the_tools_section_has_no_settings(tmp_path, name, text):
+    (tmp_path / name).write_text(text, encoding="utf-8")
+    assert read_config_file(tmp_path / name) is None
+
+
+def test_settings_files_are_read_as_utf8(tmp_path):
+    (tmp_path / "setup.cfg").write_bytes(
+        b"[vllm-spec-lint]\nexclude = caf\xc3\xa9.py\n"
+    )
+    (tmp_path / "pyproject.toml").write_bytes(
+        b"[tool.vllm-spec-lint]\nexclude = ['caf\xc3\xa9.py']\n"
+    )
+    assert read_config_file(tmp_path / "setup.cfg") == {"exclude": "caf\u00e9.py"}
+    assert read_config_file(tmp_path / "pyproject.toml") == {
+        "exclude": ["caf\u00e9.py"]
+    }

@@ -193,7 +193,9 @@ def read_config_file(path: Path) -> Mapping | None:
                 data = tomllib.load(f)
             return data.get("tool", {}).get(SECTION)
         parser = configparser.ConfigParser(interpolation=None)
-        parser.read(path, encoding="utf-8")
+        # read_file, not read(): read() passes over a file it cannot open.
+        with open(path, encoding="utf-8") as f:
+            parser.read_file(f, source)
         if parser.has_section(SECTION):
             return dict(parser.items(SECTION))
         return None
@@ -207,8 +209,25 @@ def read_config_file(path: Path) -> Mapping | None:
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(*_toml_error(source, e)) from None
     except configparser.Error as e:
-        message = " ".join(str(e).split())
-        raise ConfigError(source, None, f"not a valid INI file: {message}") from None
+        raise ConfigError(*_ini_error(source, e)) from None
+
+
+def _ini_error(source: str, error: Exception) -> tuple[str, None, str]:
+    """``file:line`` and the reason, in words of our own: configparser's
+    messages repeat the file and differ between Python versions."""
+    import configparser
+
+    if isinstance(error, configparser.MissingSectionHeaderError):
+        line, reason = error.lineno, "a setting before the first [section] header"
+    elif isinstance(error, configparser.ParsingError):
+        line = error.errors[0][0]
+        reason = "a line that is not a [section] header, a setting or a comment"
+    elif isinstance(error, configparser.DuplicateOptionError):
+        line = error.lineno
+        reason = f"'{error.option}' given twice in [{error.section}]"
+    else:  # configparser.DuplicateSectionError: read_file raises no other
+        line, reason = error.lineno, f"[{error.section}] given twice"
+    return f"{source}:{line}", None, f"not a valid INI file: {reason}"
 
 
 def _toml_error(source: str, error: ValueError) -> tuple[str, None, str]:
@@ -240,10 +259,6 @@ def load_config(start: Path, explicit: Path | None = None) -> Config:
     path = explicit or find_config(start)
     if path is None:
         return Config()
-    if explicit is not None and not explicit.exists():
-        raise ConfigError(str(explicit), None, "not found")
-    if explicit is not None and explicit.is_dir():
-        raise ConfigError(str(explicit), None, "is a folder, not a settings file")
     raw = read_config_file(path)
     if raw is None:
         section = f"[tool.{SECTION}]" if path.suffix == ".toml" else f"[{SECTION}]"
