@@ -198,7 +198,7 @@ def absolute_name(name: str, module_name: str | None) -> str:
     if module_name is None:
         return name
     package = module_name.split(".")[:-1]  # modules: parent package
-    if dots - 1 > len(package):
+    if dots - 1 >= len(package):  # beyond the top-level package
         return name
     base = package[: len(package) - (dots - 1)]
     return ".".join([*base, rest]) if rest else ".".join(base)

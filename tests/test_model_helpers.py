@@ -1,0 +1,110 @@
+"""The small contracts the semantic model and the settings rest on, each
+with its expected value written out: relative names resolved as Python
+resolves imports, keys equal for structurally equal targets, the longest
+selector deciding, rule pages, and where an installed package lives."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import libcst as cst
+import pytest
+
+from tests.conftest import REPO
+from vllm_spec_lint.core.settings import Config, rule_url
+from vllm_spec_lint.edges.hierarchy_sources import _importable
+from vllm_spec_lint.model.hierarchy import absolute_name
+from vllm_spec_lint.model.syntax import target_key
+
+
+@pytest.mark.parametrize(
+    "name, module_name, expected",
+    [
+        ("vllm.v1.x.C", "vllm.v1.core.y", "vllm.v1.x.C"),
+        (".x.C", "vllm.v1.core.y", "vllm.v1.core.x.C"),
+        ("..x.C", "vllm.v1.core.y", "vllm.v1.x.C"),
+        ("...x.C", "vllm.v1.core.y", "vllm.x.C"),
+        # Beyond the top-level package Python refuses the import: unchanged.
+        ("....x.C", "vllm.v1.core.y", "....x.C"),
+        (".....x.C", "vllm.v1.core.y", ".....x.C"),
+        ("..", "vllm.v1.core.y", "vllm.v1"),
+        (".", "vllm.v1.core.y", "vllm.v1.core"),
+        (".x.C", "vllm.v1.__init__", "vllm.v1.x.C"),
+        (".x.C", None, ".x.C"),
+    ],
+)
+def test_a_relative_name_resolves_as_python_resolves_the_import(
+    name, module_name, expected
+):
+    assert absolute_name(name, module_name) == expected
+
+
+@pytest.mark.parametrize(
+    "code, expected",
+    [
+        ("spec", "spec"),
+        ("self.layer_spec", "self.layer_spec"),
+        ("specs[i + 1]", "specs[i+1]"),
+        ("specs[ i+1 ]", "specs[i+1]"),
+        ("grid[i, j]", "grid[i,j]"),
+        ("self.specs[name].kind", "self.specs[name].kind"),
+        ("get_spec()", None),
+        ("get_spec().kind", None),
+        ("get_specs()[0]", None),
+    ],
+)
+def test_target_keys_are_equal_for_structurally_equal_targets(code, expected):
+    assert target_key(cst.parse_expression(code)) == expected
+
+
+@pytest.mark.parametrize(
+    "safe, unsafe, expected",
+    [
+        ((), (), "safe"),
+        ((), ("VSL001",), "unsafe"),
+        (("VSL",), (), "safe"),
+        (("VSL00",), ("VSL",), "safe"),
+        (("VSL",), ("VSL00",), "unsafe"),
+        (("VSL001",), ("VSL001",), "unsafe"),
+        (("VSL002",), ("VSL003",), "safe"),
+    ],
+)
+def test_the_longest_fix_safety_selector_decides_unsafe_on_a_tie(
+    safe, unsafe, expected
+):
+    class SafeFix:
+        applicability = "safe"
+
+    config = Config(extend_safe_fixes=safe, extend_unsafe_fixes=unsafe)
+    assert config.fix_applicability("VSL001", SafeFix()) == expected
+
+
+def test_a_fix_keeps_its_own_applicability_when_no_selector_matches():
+    class UnsafeFix:
+        applicability = "unsafe"
+
+    config = Config(extend_safe_fixes=("VSL002",), extend_unsafe_fixes=("VSL003",))
+    assert config.fix_applicability("VSL001", UnsafeFix()) == "unsafe"
+
+
+@pytest.mark.parametrize(
+    "code, expected",
+    [
+        ("VSL001", "https://github.com/vllm-project/vllm-spec-lint/blob/main/docs/rules/VSL001.md"),
+        ("VSL999", None),
+        ("E501", None),
+    ],
+)  # fmt: skip
+def test_only_known_codes_have_a_rule_page(code, expected):
+    assert rule_url(code) == expected
+
+
+def test_an_installed_package_is_found_where_it_lives():
+    assert _importable("vllm_spec_lint") == [REPO / "vllm_spec_lint"]
+    assert _importable("json") == [Path(json.__file__).parent]
+
+
+@pytest.mark.parametrize("name", ["textwrap", "no_such_package_here", "..bad"])
+def test_a_module_or_a_missing_package_has_no_folders(name):
+    assert _importable(name) == []
