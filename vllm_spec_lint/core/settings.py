@@ -91,14 +91,8 @@ class Config:
 
     def is_enabled(self, code: str, ignored: tuple[str, ...] = ()) -> bool:
         """ruff/flake8 selection: the longest matching prefix decides."""
-        chosen = max(
-            (p for p in self.select if code.startswith(p)), key=len, default=""
-        )
-        dropped = max(
-            (p for p in self.ignore + ignored if code.startswith(p)),
-            key=len,
-            default="",
-        )
+        chosen = _longest_prefix(code, self.select)
+        dropped = _longest_prefix(code, self.ignore + ignored)
         return bool(chosen) and len(chosen) > len(dropped)
 
     def fix_applicability(self, code: str, fix) -> str:
