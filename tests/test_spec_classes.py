@@ -6,7 +6,12 @@ from __future__ import annotations
 import pytest
 
 from vllm_spec_lint.core.settings import Config
-from vllm_spec_lint.edges.spec_classes import _ancestry, _root, spec_hierarchy
+from vllm_spec_lint.edges.spec_classes import (
+    _ancestry,
+    _root,
+    read_spec_classes,
+    spec_hierarchy,
+)
 from vllm_spec_lint.model.hierarchy import ClassHierarchy, Family
 from vllm_spec_lint.model.twins import class_shapes
 
@@ -102,3 +107,106 @@ def test_without_families_there_is_no_root_and_in_a_loop_the_anchor_is_it():
     )
     family = Family("x", "plugin.specs", ("Anchor", "Companion"))
     assert _root(Config(families=(family,)), hierarchy) == "plugin.specs.Anchor"
+
+
+# -- read_spec_classes: the family modules first, then the scanned files ------
+
+FAMILY_A = "class FirstSpec(MLAAttentionSpec): ...\nclass SecondSpec(FirstSpec): ...\n"
+FAMILY_B = "class OtherSpec(MLAAttentionSpec): ...\n"
+
+
+def _read(tmp_path, files: dict[str, str], family_modules, scanned, read=None):
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    sources = tuple(
+        str(tmp_path / (m.replace(".", "/") + ".py"))
+        for m in family_modules
+        if (tmp_path / (m.replace(".", "/") + ".py")).exists()
+    )
+    hierarchy = ClassHierarchy(
+        ClassHierarchy.default().bases, sources, ("vllm-source",) * len(sources)
+    )
+    config = Config(
+        families=tuple(Family(m, m, ("MLAAttentionSpec", "X")) for m in family_modules)
+    )
+    warnings: list[str] = []
+    found = read_spec_classes(
+        [str(tmp_path / s) for s in scanned],
+        config,
+        hierarchy,
+        warnings,
+        **({"read": read} if read else {}),
+    )
+    shapes = [(s.qualname, s.order) for s in found.shapes]
+    return shapes, found.first_scanned, warnings
+
+
+def test_every_family_modules_classes_are_read_in_order(tmp_path):
+    shapes, first_scanned, warnings = _read(
+        tmp_path,
+        {"pkg/a.py": FAMILY_A, "pkg/b.py": FAMILY_B},
+        ["pkg.missing", "pkg.a", "pkg.b"],
+        [],
+    )
+    assert shapes == [
+        ("pkg.a.FirstSpec", 0),
+        ("pkg.a.SecondSpec", 1),
+        ("pkg.b.OtherSpec", 2),
+    ]
+    assert (first_scanned, warnings) == (3, [])
+
+
+def test_a_family_module_that_does_not_parse_is_a_warning_and_the_rest_is_read(
+    tmp_path,
+):
+    shapes, first_scanned, warnings = _read(
+        tmp_path,
+        {"pkg/a.py": "class (:\n", "pkg/b.py": FAMILY_B},
+        ["pkg.a", "pkg.b"],
+        [],
+    )
+    assert shapes == [("pkg.b.OtherSpec", 0)]
+    assert warnings == [
+        f"{tmp_path / 'pkg/a.py'}: cannot read spec classes: "
+        "invalid syntax (<unknown>, line 1)"
+    ]
+
+
+def test_scanned_files_add_their_spec_classes_after_the_families(tmp_path):
+    def read(name: str) -> bytes:
+        if name.endswith("unreadable.py"):
+            raise OSError("gone")
+        with open(name, "rb") as f:
+            return f.read()
+
+    shapes, first_scanned, warnings = _read(
+        tmp_path,
+        {
+            "pkg/a.py": FAMILY_A,
+            "plugin/broken.py": "class Broken(MLAAttentionSpec): ...\nx = (\n",
+            "plugin/one.py": "class OneSpec(FirstSpec): ...\nclass Plain: ...\n",
+            "plugin/two.py": "class TwoSpec(MLAAttentionSpec): ...\n",
+            # Another copy of the family module's path: scanned, not skipped.
+            "other/pkg/a.py": "class CopySpec(MLAAttentionSpec): ...\n",
+        },
+        ["pkg.a"],
+        [
+            "pkg/a.py",
+            "plugin/unreadable.py",
+            "plugin/broken.py",
+            "plugin/one.py",
+            "plugin/two.py",
+            "other/pkg/a.py",
+        ],
+        read=read,
+    )
+    scanned = [
+        (name.rpartition(".")[2], order) for name, order in shapes[first_scanned:]
+    ]
+    assert scanned == [("OneSpec", 2), ("TwoSpec", 3), ("CopySpec", 4)]
+    assert [name for name, _ in shapes[:first_scanned]] == [
+        "pkg.a.FirstSpec",
+        "pkg.a.SecondSpec",
+    ]
+    assert warnings == []
