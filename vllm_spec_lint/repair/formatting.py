@@ -183,7 +183,10 @@ def only_within(before: str, after: str, rows: list[tuple[int, int]]) -> str:
     """``after``'s changes to the lines in ``rows`` (1-based, inclusive);
     every other line as in ``before``. A formatter asked to format a range
     may still touch its surroundings (black drops a blank line below an
-    import it reformats): those changes are not the fix's to make."""
+    import it reformats): those changes are not the fix's to make. A changed
+    hunk that reaches into the rows is taken whole, but for the blank lines
+    around it: the formatter may have rewritten one statement across the
+    range's edge, and half of it would not parse."""
     import difflib
 
     old, new = before.splitlines(keepends=True), after.splitlines(keepends=True)

@@ -1,0 +1,175 @@
+"""repair/formatting.py in the process: spans merged, only the fixed lines
+taken from the formatter's output, and the real formatters (ruff, black,
+yapf from beside the interpreter) run on the fixed rows only."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from vllm_spec_lint.repair.formatting import (
+    FormatError,
+    RangeFormatter,
+    _merged,
+    only_within,
+)
+
+BIN = Path(sys.executable).parent
+
+
+def _tool(name: str) -> str:
+    path = BIN / name
+    if not path.exists():
+        pytest.fail(f"{name} is not installed beside {sys.executable}")
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    "spans, expected",
+    [
+        ([(5, 8), (1, 3)], [(1, 3), (5, 8)]),
+        ([(1, 3), (3, 6)], [(1, 6)]),
+        ([(1, 10), (2, 4)], [(1, 10)]),
+        ([(1, 4), (3, 6), (5, 9)], [(1, 9)]),
+        ([(1, 3), (4, 6)], [(1, 3), (4, 6)]),
+        ([], []),
+    ],
+    ids=["sorted", "touching", "nested", "chain", "apart", "none"],
+)
+def test_spans_are_merged_where_they_touch_or_overlap(spans, expected):
+    assert _merged(spans) == expected
+
+
+@pytest.mark.parametrize(
+    "before, after, rows, expected",
+    [
+        (
+            "a=1\n#\nb=2\n#\nc=3\n",
+            "a = 1\n#\nb = 2\n#\nc = 3\n",
+            [(3, 3)],
+            "a=1\n#\nb = 2\n#\nc=3\n",
+        ),
+        (
+            "a=1\n#\nb=2\n#\nc=3\n",
+            "a = 1\n#\nb = 2\n#\nc = 3\n",
+            [(1, 1)],
+            "a = 1\n#\nb=2\n#\nc=3\n",
+        ),
+        (
+            "a=1\n#\nb=2\n#\nc=3\n",
+            "a = 1\n#\nb = 2\n#\nc = 3\n",
+            [(5, 5)],
+            "a=1\n#\nb=2\n#\nc = 3\n",
+        ),
+        (
+            "a=1\n#\nb=2\n#\nc=3\n",
+            "a = 1\n#\nb = 2\n#\nc = 3\n",
+            [(1, 1), (5, 5)],
+            "a = 1\n#\nb=2\n#\nc = 3\n",
+        ),
+        # A hunk that reaches into the rows is taken whole: the formatter may
+        # have rewritten one statement across the range's edge.
+        ("a=1\nb=2\n", "a = 1\nb = 2\n", [(2, 2)], "a = 1\nb = 2\n"),
+        ("a = 1\nb=2\n", "a = 1\nb = 2\n", [(1, 1)], "a = 1\nb=2\n"),
+        ("a = 1\nb = 2\n", "a = 1\n\nb = 2\n", [(2, 2)], "a = 1\n\nb = 2\n"),
+        (
+            "x = f(\n    a)\n#\ny=2\n",
+            "x = f(a)\n#\ny = 2\n",
+            [(1, 2)],
+            "x = f(a)\n#\ny=2\n",
+        ),
+        (
+            "x = f(aaaa, bbbb)\n#\ny=2\n",
+            "x = f(\n    aaaa,\n    bbbb,\n)\n#\ny = 2\n",
+            [(1, 1)],
+            "x = f(\n    aaaa,\n    bbbb,\n)\n#\ny=2\n",
+        ),
+        (
+            "import a\nimport  b\n\n\nx = 1\n",
+            "import a\nimport b\n\nx = 1\n",
+            [(2, 2)],
+            "import a\nimport b\n\n\nx = 1\n",
+        ),
+        (
+            "x = 1\n\n\nimport  b\n",
+            "x = 1\n\nimport b\n",
+            [(4, 4)],
+            "x = 1\n\n\nimport b\n",
+        ),
+        ("x=1\n\n\n\ny=2\n", "x = 1\n\n\ny = 2\n", [(1, 1)], "x = 1\n\n\n\ny=2\n"),
+    ],  # fmt: skip
+    ids=[
+        "middle",
+        "first",
+        "last",
+        "two-ranges",
+        "hunk-whole",
+        "hunk-after",
+        "inserted-at-start",
+        "joined",
+        "split",
+        "blank-below",
+        "blank-above",
+        "blank-outside",
+    ],
+)
+def test_only_the_fixed_rows_take_the_formatters_changes(before, after, rows, expected):
+    assert only_within(before, after, rows) == expected
+
+
+FIXED = "x = f(aaaa,bbbb)\ny=2\nz  =  3\n"
+
+
+@pytest.mark.parametrize(
+    "kind, expected",
+    [
+        ("ruff", "x = f(aaaa, bbbb)\ny=2\nz  =  3\n"),
+        ("black", "x = f(aaaa, bbbb)\ny=2\nz  =  3\n"),
+        ("yapf", "x = f(aaaa, bbbb)\ny=2\nz  =  3\n"),
+    ],
+)
+def test_a_real_formatter_formats_the_fixed_span_only(tmp_path, kind, expected):
+    formatter = RangeFormatter(kind, _tool(kind), str(tmp_path / "m.py"), 88)
+    assert formatter(FIXED, [(0, 16)]) == expected
+
+
+def test_black_formats_every_row_of_a_span(tmp_path):
+    # Two statements in one span: both rows are black's to format.
+    text = "x = f(aaaa,bbbb)\ny=2\nz  =  3\n"
+    formatter = RangeFormatter("black", _tool("black"), str(tmp_path / "m.py"), 88)
+    assert formatter(text, [(0, len("x = f(aaaa,bbbb)\ny=2"))]) == (
+        "x = f(aaaa, bbbb)\ny = 2\nz  =  3\n"
+    )
+
+
+def test_ruff_is_given_the_line_length(tmp_path):
+    text = "x = f(aaaa, bbbb)\n"
+    formatter = RangeFormatter("ruff", _tool("ruff"), str(tmp_path / "m.py"), 12)
+    assert formatter(text, [(0, 17)]) == "x = f(\n    aaaa,\n    bbbb,\n)\n"
+
+
+def test_yapf_takes_its_style_from_the_files_folder(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / ".style.yapf").write_text(
+        "[style]\nbased_on_style = pep8\nspaces_around_power_operator = true\n"
+    )
+    formatter = RangeFormatter("yapf", _tool("yapf"), str(tmp_path / "pkg/m.py"), 88)
+    assert formatter("x = a**b\n", [(0, 8)]) == "x = a ** b\n"
+
+
+def test_a_formatter_that_fails_says_why(tmp_path):
+    formatter = RangeFormatter("ruff", _tool("ruff"), str(tmp_path / "m.py"), 88)
+    with pytest.raises(FormatError) as raised:
+        formatter("x = (\n", [(0, 5)])
+    message = str(raised.value)
+    assert message.startswith("error: Failed to parse ")
+    assert message == message.strip()
+
+
+def test_a_file_in_a_folder_that_does_not_exist_is_still_formatted(tmp_path):
+    path = os.path.join(str(tmp_path), "missing", "m.py")
+    formatter = RangeFormatter("ruff", _tool("ruff"), path, 88)
+    assert formatter("x=1\n", [(0, 3)]) == "x = 1\n"
