@@ -311,6 +311,25 @@ def test_add_noqa_through_the_cli_then_check_passes(tmp_path):
 
 
 @pytest.mark.fast
+def test_add_noqa_through_the_cli_names_a_row_it_left_alone(tmp_path):
+    text = KCI + (
+        "\n\n"
+        "def uses_mla(spec, other):\n"
+        "    return isinstance(spec, MLAAttentionSpec) and \\\n"
+        "        other\n"
+    )
+    (tmp_path / "m.py").write_text(text)
+    out = run_cli("check", "--no-cache", "--add-noqa", ".", cwd=tmp_path)
+    assert (out.returncode, out.stdout) == (0, "")
+    assert out.stderr == (
+        "warning: m.py:5: no noqa directive added: the line ends inside a string "
+        "or continues with a backslash\n"
+        "Added 0 noqa directives.\n"
+    )
+    assert (tmp_path / "m.py").read_text() == text
+
+
+@pytest.mark.fast
 def test_add_noqa_refuses_to_be_combined_with_fixing(tmp_path):
     out = run_cli(
         "check", "--output-format", "concise", "--add-noqa", "--fix", ".", cwd=tmp_path
