@@ -406,3 +406,45 @@ def test_fix_prints_warnings(tmp_path):
         ).stderr
         == ""
     )
+
+
+UNSAFE_ONLY = (
+    "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n\n\n"
+    "def uses_mla(spec):\n"
+    "    return isinstance(spec, MLAAttentionSpec)\n"
+)
+
+
+def test_fix_with_output_format_text_is_full_by_its_old_name(tmp_path):
+    (tmp_path / "m.py").write_text(UNSAFE_ONLY)
+    text = run_cli("fix", "--no-cache", "--output-format", "text", ".", cwd=tmp_path)
+    full = run_cli("fix", "--no-cache", "--output-format", "full", ".", cwd=tmp_path)
+    assert (text.returncode, text.stdout, text.stderr) == (
+        full.returncode,
+        full.stdout,
+        full.stderr,
+    )
+    assert text.stdout.startswith(
+        "VSL001 isinstance() check against MLAAttentionSpec leaves out "
+        "SlidingWindowMLASpec\n --> m.py:5:29\n"
+    )
+    assert text.stdout.endswith(
+        "\nFound 1 error.\n1 unsafe fix available with `--fix --unsafe-fixes`.\n"
+    )
+
+
+def test_fix_from_stdin_frames_the_given_source_not_the_file(tmp_path):
+    out = run_cli(
+        "fix", "--no-cache", "--stdin-filename", "nothere/m.py", "-",
+        cwd=tmp_path, input=UNSAFE_ONLY,
+    )  # fmt: skip
+    assert (out.returncode, out.stdout) == (1, UNSAFE_ONLY)
+    assert out.stderr.startswith(
+        "VSL001 isinstance() check against MLAAttentionSpec leaves out "
+        "SlidingWindowMLASpec\n"
+        " --> nothere/m.py:5:29\n"
+        "  |\n"
+        "3 |\n"
+        "4 | def uses_mla(spec):\n"
+        "5 |     return isinstance(spec, MLAAttentionSpec)\n"
+    )
