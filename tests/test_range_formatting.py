@@ -14,6 +14,7 @@ from vllm_spec_lint.repair.formatting import (
     FormatError,
     RangeFormatter,
     _merged,
+    detect,
     only_within,
 )
 
@@ -173,3 +174,39 @@ def test_a_file_in_a_folder_that_does_not_exist_is_still_formatted(tmp_path):
     path = os.path.join(str(tmp_path), "missing", "m.py")
     formatter = RangeFormatter("ruff", _tool("ruff"), path, 88)
     assert formatter("x=1\n", [(0, 3)]) == "x = 1\n"
+
+
+def test_a_failing_formatters_undecodable_reason_is_still_told(tmp_path):
+    # Any program can stand where the formatter is configured; what it says
+    # on failure is passed on, bytes that are not UTF-8 replaced.
+    program = tmp_path / "broken-formatter"
+    program.write_text("#!/bin/sh\nprintf ' bad \\377 byte \\n' >&2\nexit 3\n")
+    program.chmod(0o755)
+    formatter = RangeFormatter("ruff", str(program), str(tmp_path / "m.py"), 88)
+    with pytest.raises(FormatError) as raised:
+        formatter("x=1\n", [(0, 3)])
+    assert str(raised.value) == "bad \ufffd byte"
+
+
+# -- which formatter a project configures ---------------------------------------
+
+
+def test_a_later_section_of_setup_cfg_configures_yapf_despite_bad_bytes(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[tool.black]\n")
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "setup.cfg").write_bytes(
+        b"[metadata]\nname = caf\xe9\n\n[yapf]\nbased_on_style = pep8\n"
+    )
+    assert detect(project) == "yapf"
+
+
+def test_a_later_tool_ruff_table_configures_ruff_before_a_parents_black(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[tool.black]\n")
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "pyproject.toml").write_text(
+        "[project]\nname = 'x'\n\n[tool.ruff.lint]\nselect = ['E']\n"
+    )
+    assert detect(project) == "ruff"
+    assert detect(tmp_path) == "black"
