@@ -268,3 +268,43 @@ def test_settings_files_are_read_as_utf8(tmp_path):
     assert read_config_file(tmp_path / "pyproject.toml") == {
         "exclude": ["caf\u00e9.py"]
     }
+
+
+@pytest.mark.parametrize(
+    "raw, reason",
+    [
+        ({"max-file-size": 0},
+         "invalid value for 'max-file-size': expected a size in MiB (1 or more)"),
+        ({"vllm-source": "  "}, "invalid value for 'vllm-source': expected a path"),
+        ({"vllm-source": 3}, "invalid value for 'vllm-source': expected a path"),
+        ({"colour": "auto"}, "unknown setting 'colour'"),
+    ],
+    ids=["size-0", "blank-path", "number-path", "unknown"],
+)  # fmt: skip
+def test_a_settings_table_error_names_the_file_key_and_reason(raw, reason):
+    with pytest.raises(ConfigError) as raised:
+        parse_settings(raw, "pyproject.toml", Path("/project"))
+    assert str(raised.value) == f"pyproject.toml: {reason}"
+
+
+def test_settings_are_read_under_either_spelling_and_keep_their_source():
+    config = parse_settings(
+        {
+            "vllm_source": " ../vllm ",
+            "respect-gitignore": False,
+            "extend-select": ["VSL002"],
+        },
+        "setup.cfg",
+        Path("/project"),
+    )
+    assert config.vllm_source == Path("/project/../vllm")
+    assert config.respect_gitignore is False
+    assert config.select == ("VSL", "VSL002")
+    assert config.source == "setup.cfg"
+
+
+def test_select_and_extend_select_add_up():
+    config = parse_settings(
+        {"select": ["VSL001"], "extend_select": ["VSL002"]}, "p", Path(".")
+    )
+    assert config.select == ("VSL001", "VSL002")

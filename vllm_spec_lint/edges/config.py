@@ -158,7 +158,7 @@ def parse_settings(raw: Mapping, source: str, root: Path) -> Config:
         elif name in ("strict", "respect-gitignore", "discover-families"):
             settings[name.replace("-", "_")] = _bool(source, key, value)
         else:
-            raise ConfigError(source, key, "unknown setting")
+            raise ConfigError(source, None, f"unknown setting '{key}'")
     config = Config(root=root, source=source)
     select = settings.pop("select", config.select) + settings.pop("extend-select", ())
     ignore = settings.pop("ignore", ()) + settings.pop("extend-ignore", ())
