@@ -236,7 +236,6 @@ def test_an_internal_error_without_a_writable_temp_folder_still_says_one_line(
         ("line-length = 'long'", "line-length"),
         ("select = ['E501']", "select"),
         ("strict = 3", "strict"),
-        ("colour = true", "colour"),
         (
             "families = [{ module = 'vllm.x', members = ['OnlyOne'] }]",
             "families[0].members",
@@ -250,6 +249,15 @@ def test_bad_config_value_names_the_key_and_exits_2(tree, setting, key):
     assert out.returncode == 2
     assert f"invalid value for '{key}'" in out.stderr
     assert "pyproject.toml" in out.stderr
+
+
+def test_an_unknown_setting_is_named_and_exits_2(tree):
+    (tree / "pyproject.toml").write_text("[tool.vllm-spec-lint]\ncolour = true\n")
+    out = run_cli("check", "--output-format", "concise", ".", cwd=tree)
+    assert (out.returncode, out.stdout) == (2, "")
+    assert out.stderr == (
+        f"error: {tree / 'pyproject.toml'}: unknown setting 'colour'\n"
+    )
 
 
 def test_unparsable_config_file_exits_2(tree):
