@@ -10,7 +10,12 @@ from pathlib import Path
 import pytest
 
 from vllm_spec_lint.core.findings import Finding
-from vllm_spec_lint.faces.report import format_full, format_sarif, format_statistics
+from vllm_spec_lint.faces.report import (
+    diff_summary,
+    format_full,
+    format_sarif,
+    format_statistics,
+)
 from vllm_spec_lint.repair.text import Edit, Fix
 
 pytestmark = pytest.mark.fast
@@ -90,3 +95,33 @@ def test_sarif_regions_and_uris(tmp_path, monkeypatch):
         {"startLine": 2, "startColumn": 6, "endLine": 4, "endColumn": 2},
         {"startLine": 7, "startColumn": 3, "endLine": 7, "endColumn": 9},
     ]
+
+
+# -- closing lines of fix --diff ------------------------------------------------
+
+SAFE = Fix("safe", "Add SlidingWindowMLASpec", (Edit("X", (3, 8), (3, 24)),))
+SAFE_FIX = Finding("VSL004", "leaves out", "m.py", (2, 6), (2, 9), fix=SAFE)
+
+
+@pytest.mark.parametrize(
+    "would_fix, remaining, unsafe, expected",
+    [
+        (0, [], False, ""),
+        (0, [AT_THE_TOP], False, ""),
+        (0, [SPANNING], False,
+         "No errors would be fixed (1 fix available with `--unsafe-fixes`).\n"),
+        (0, [SPANNING, SPANNING], False,
+         "No errors would be fixed (2 fixes available with `--unsafe-fixes`).\n"),
+        (0, [SPANNING], True, ""),
+        (2, [SPANNING], False,
+         "Would fix 2 errors (1 additional fix available with `--unsafe-fixes`).\n"),
+        (1, [SPANNING, SPANNING], False,
+         "Would fix 1 error (2 additional fixes available with `--unsafe-fixes`).\n"),
+        (1, [SPANNING, SAFE_FIX], True, "Would fix 1 error.\n"),
+        (3, [SAFE_FIX], False, "Would fix 3 errors.\n"),
+    ],
+)  # fmt: skip
+def test_the_diff_summary_counts_what_only_unsafe_fixes_would_do(
+    would_fix, remaining, unsafe, expected
+):
+    assert diff_summary(would_fix, remaining, unsafe=unsafe) == expected
