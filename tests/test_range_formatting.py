@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -15,17 +14,17 @@ from vllm_spec_lint.repair.formatting import (
     RangeFormatter,
     _merged,
     detect,
+    find_executable,
     only_within,
 )
 
-BIN = Path(sys.executable).parent
-
 
 def _tool(name: str) -> str:
-    path = BIN / name
-    if not path.exists():
+    # Found as the tool finds it: beside the interpreter first.
+    found = find_executable(name)
+    if found is None:
         pytest.fail(f"{name} is not installed beside {sys.executable}")
-    return str(path)
+    return found
 
 
 @pytest.mark.parametrize(
