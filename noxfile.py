@@ -104,5 +104,10 @@ def mutation(session: nox.Session) -> None:
     # mutants/) does not exclude the copied example tree from the tests' runs.
     mutants.mkdir()
     session.run("git", "init", "-q", str(mutants), external=True)
-    session.run("python", "scripts/mutmut_run.py", "run", *session.posargs)
+    # Verdicts kept in the repository: mutmut re-judges only what changed.
+    session.run("python", "scripts/mutation_state.py", "restore")
+    try:
+        session.run("python", "scripts/mutmut_run.py", "run", *session.posargs)
+    finally:
+        session.run("python", "scripts/mutation_state.py", "save")
     session.run("python", "scripts/mutation_report.py")

@@ -1,23 +1,25 @@
 """The per-module table of a mutation run, for MUTATION.md.
 
-    python scripts/mutation_report.py        # after `mutmut run` (nox -s mutation)
-    python scripts/mutation_report.py SAVED ...   # from saved results, in order
+    python scripts/mutation_report.py             # the verdicts in mutation/verdicts/
+    python scripts/mutation_report.py SAVED ...   # saved `mutmut results` outputs
 
-Reads mutmut's results (``mutmut results --all true``; or that command's
-output saved in files, rounds of a run whose state mutmut reset when its
-settings changed: the last round's mutants, each with the latest verdict
-that is not "not checked") and the mutants MUTATION.md lists as
-equivalent (lines ``- `MUTANT`: reason``), and prints, per module:
-mutants, not yet checked, killed, survived, no tests, timed out,
+Reads the verdicts ``scripts/mutation_state.py save`` keeps in the
+repository (mutmut's exit codes per mutant, with the commit they judge), or
+``mutmut results --all true`` outputs saved in files, rounds of a run whose
+state mutmut reset when its settings changed: the last round's mutants, each
+with the latest verdict that is not "not checked". With the mutants
+MUTATION.md lists as equivalent (lines ``- `MUTANT`: reason``) it prints, per
+module: mutants, not yet checked, killed, survived, no tests, timed out,
 equivalent, and the share of the checked, non-equivalent mutants that were
 killed. Exits 1 when a module is under the 90 % bar, has mutants not
-checked, or a listed equivalent mutant no longer exists; 2 when a file
-cannot be read.
+checked, has verdicts on code that changed since, or a listed equivalent
+mutant no longer exists; 2 when a file cannot be read.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import subprocess
 import sys
@@ -26,16 +28,28 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 BAR = 0.90
+VERDICTS = REPO / "mutation" / "verdicts"
+# mutmut's exit codes (mutmut.stats.status_by_exit_code, mutmut 3.8).
+STATUS_BY_EXIT_CODE = {
+    None: "not checked",
+    0: "survived",
+    1: "killed",
+    3: "killed",
+    5: "no tests",
+    33: "no tests",
+    34: "skipped",
+    35: "suspicious",
+    36: "timeout",
+    24: "timeout",
+    -24: "timeout",
+    152: "timeout",
+    255: "timeout",
+    37: "caught by type check",
+}
 EQUIVALENT = re.compile(r"^- `(?P<name>[\w.]+__mutmut_\d+)`: \S", re.MULTILINE)
 
 
 def statuses(saved: list[str]) -> dict[str, str]:
-    if not saved:
-        out = subprocess.run(
-            [sys.executable, "-m", "mutmut", "results", "--all", "true"],
-            cwd=REPO, capture_output=True, text=True, check=True,
-        )  # fmt: skip
-        return _parsed(out.stdout)
     rounds = [_parsed(Path(path).read_text(encoding="utf-8")) for path in saved]
     # The last round names the mutants there are now; a mutant whose code
     # changed since an earlier round is not in it.
@@ -45,6 +59,38 @@ def statuses(saved: list[str]) -> dict[str, str]:
             if found.get(name) == "not checked":
                 found[name] = status
     return found
+
+
+def kept_verdicts(verdicts: Path) -> tuple[dict[str, str], dict[str, str]]:
+    """Each mutant's status, and the commit each module's verdicts judge."""
+    found, commits = {}, {}
+    for path in sorted(verdicts.rglob("*.json")):
+        saved = json.loads(path.read_text(encoding="utf-8"))
+        module = path.relative_to(verdicts).with_suffix(".py").as_posix()
+        commits[module] = saved["commit"]
+        for name, code in saved["verdicts"].items():
+            found[name] = STATUS_BY_EXIT_CODE.get(code, "suspicious")
+    if not found:
+        raise OSError(f"{verdicts}: no saved verdicts")
+    return found, commits
+
+
+def changed_since(verdicts: Path, commits: dict[str, str]) -> list[str]:
+    """A line for each module whose code differs from the commit its verdicts
+    judge, or whose commit git cannot find (a shallow clone)."""
+    changed = []
+    for module, commit in sorted(commits.items()):
+        # `:/` names the path from the top of the verdicts' repository.
+        command = ["git", "-C", str(verdicts), "diff", "--quiet", commit]
+        diff = subprocess.run(
+            [*command, "--", f":/{module}"], capture_output=True, text=True
+        )
+        if diff.returncode == 1:
+            changed.append(f"code changed since its verdicts ({commit}): {module}")
+        elif diff.returncode:
+            reason = (diff.stderr.strip() or "git failed").splitlines()[0]
+            changed.append(f"verdicts' commit not comparable ({reason}): {module}")
+    return changed
 
 
 def _parsed(text: str) -> dict[str, str]:
@@ -72,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
         nargs="*",
         metavar="SAVED",
         help="saved `mutmut results --all true` outputs, oldest first "
-        "(default: ask mutmut for the current run's results)",
+        "(default: the verdicts kept in mutation/verdicts/)",
     )
     parser.add_argument(
         "--equivalent-from",
@@ -80,15 +126,27 @@ def main(argv: list[str] | None = None) -> int:
         default=str(REPO / "MUTATION.md"),
         help="the file listing equivalent mutants (default: MUTATION.md)",
     )
+    parser.add_argument(
+        "--verdicts",
+        metavar="DIR",
+        default=str(VERDICTS),
+        help="where scripts/mutation_state.py keeps the verdicts "
+        "(default: mutation/verdicts)",
+    )
     args = parser.parse_args(argv)
+    stale: list[str] = []
     try:
-        results = statuses(args.saved)
+        if args.saved:
+            results = statuses(args.saved)
+        else:
+            results, commits = kept_verdicts(Path(args.verdicts))
+            stale = changed_since(Path(args.verdicts), commits)
         listing = Path(args.equivalent_from).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError, subprocess.CalledProcessError) as error:
+    except (OSError, ValueError, KeyError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     equivalent = set(EQUIVALENT.findall(listing))
-    stale = sorted(equivalent - set(results))
+    gone = sorted(equivalent - set(results))
     by_module: dict[str, Counter] = defaultdict(Counter)
     for name, status in results.items():
         counts = by_module[module_of(name)]
@@ -117,13 +175,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f"| {module} | {cells} | {_shown(counts, share)} |")
     cells = " | ".join(str(total[c]) for c in columns)
     print(f"| all | {cells} | {_shown(total, _share(total))} |")
-    for name in stale:
+    for name in gone:
         print(f"listed as equivalent but not a mutant now: {name}", file=sys.stderr)
+    for line in stale:
+        print(line, file=sys.stderr)
     for module in below:
         print(f"under the {BAR:.0%} bar: {module}", file=sys.stderr)
     for module, count in unchecked:
         print(f"not checked yet: {count} mutants of {module}", file=sys.stderr)
-    return 1 if stale or below or unchecked else 0
+    return 1 if gone or stale or below or unchecked else 0
 
 
 def _shown(counts: Counter, share: float) -> str:

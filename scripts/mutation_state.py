@@ -1,0 +1,129 @@
+"""Keep mutmut's verdicts in the repository, so that a run goes on where the
+last one stopped, on another machine or in another session.
+
+    python scripts/mutation_state.py restore   # before `mutmut run` (nox does it)
+    python scripts/mutation_state.py save      # after it, or after stopping it
+
+mutmut keeps its verdicts in ``mutants/**/*.py.meta``, a folder no one
+commits; a whole run takes longer than a session, and twice a machine's
+``/tmp`` or home went with a day of verdicts. ``save`` copies each module's
+verdicts (mutmut's exit codes) and the hash mutmut gave each mutated
+function into ``mutation/verdicts/<module>.json``, with the commit they
+judge; ``restore`` writes them back as mutmut's meta files, and mutmut
+itself keeps a verdict only while its function's hash is unchanged.
+
+``save`` merges: a verdict mutmut has now replaces the saved one; a mutant
+mutmut has not checked keeps its saved verdict while its function is
+unchanged. So machines that each ran some modules can save into one tree.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+MUTANTS = REPO / "mutants"
+VERDICTS = REPO / "mutation" / "verdicts"
+
+
+def function_of(mutant: str) -> str:
+    # vllm_spec_lint.core.noqa.x_is_suppressed__mutmut_3 -> x_is_suppressed
+    return mutant.partition("__mutmut_")[0].rpartition(".")[2]
+
+
+def restore(mutants: Path = MUTANTS, verdicts: Path = VERDICTS) -> int:
+    count = 0
+    for saved_path in sorted(verdicts.rglob("*.json")):
+        saved = json.loads(saved_path.read_text(encoding="utf-8"))
+        meta = mutants / saved_path.relative_to(verdicts).with_suffix(".py.meta")
+        meta.parent.mkdir(parents=True, exist_ok=True)
+        meta.write_text(
+            json.dumps(
+                {
+                    "exit_code_by_key": saved["verdicts"],
+                    "hash_by_function_name": saved["functions"],
+                    "type_check_error_by_key": {},
+                    "durations_by_key": {},
+                    "estimated_durations_by_key": {},
+                },
+                indent=1,
+            ),
+            encoding="utf-8",
+        )
+        count += 1
+    return count
+
+
+def save(commit: str, mutants: Path = MUTANTS, verdicts: Path = VERDICTS) -> int:
+    count = 0
+    for meta_path in sorted(mutants.rglob("*.py.meta")):
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        target = verdicts / meta_path.relative_to(mutants)
+        target = target.with_name(target.name.removesuffix(".py.meta") + ".json")
+        functions = meta["hash_by_function_name"]
+        found = dict(meta["exit_code_by_key"])
+        if target.exists():
+            earlier = json.loads(target.read_text(encoding="utf-8"))
+            for name, code in found.items():
+                function = function_of(name)
+                # A saved verdict holds while its function is the same code.
+                same = earlier["functions"].get(function) == functions.get(function)
+                if code is None and same:
+                    found[name] = earlier["verdicts"].get(name)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        text = json.dumps(
+            {"commit": commit, "functions": functions, "verdicts": found},
+            indent=1,
+            sort_keys=True,
+        )
+        # Written whole, then renamed: a stopped save leaves the old file.
+        partial = target.with_suffix(".json.partial")
+        partial.write_text(text + "\n", encoding="utf-8")
+        partial.replace(target)
+        count += 1
+    return count
+
+
+def _git(where: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", *args], cwd=where, capture_output=True, text=True, check=True
+    )
+    return done.stdout.strip()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="mutation_state.py",
+        description="Copy mutmut's verdicts between mutants/ and mutation/verdicts/.",
+    )
+    parser.add_argument("action", choices=["restore", "save"])
+    parser.add_argument("--mutants", type=Path, default=MUTANTS, metavar="DIR")
+    parser.add_argument("--verdicts", type=Path, default=VERDICTS, metavar="DIR")
+    args = parser.parse_args(argv)
+    try:
+        if args.action == "restore":
+            count = restore(args.mutants, args.verdicts)
+        else:
+            commit = _git(args.mutants.parent, "rev-parse", "--short", "HEAD")
+            if _git(args.mutants.parent, "status", "--porcelain", "vllm_spec_lint"):
+                # The verdicts name the commit they judge: it has to be one.
+                print(
+                    "error: vllm_spec_lint/ has uncommitted changes; "
+                    "commit them before saving verdicts",
+                    file=sys.stderr,
+                )
+                return 2
+            count = save(commit, args.mutants, args.verdicts)
+    except (OSError, ValueError, KeyError, subprocess.CalledProcessError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    print(f"{args.action}d the verdicts of {count} modules")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
