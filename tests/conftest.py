@@ -231,10 +231,25 @@ def fetch_vllm(version: str) -> Path:
     return fetch_release("vllm", version)
 
 
+_running: list[pytest.Item] = []
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    # Before the item's fixtures: a module-scoped fixture that fetches a
+    # release is set up for the first test that asks for it.
+    _running[:] = [item]
+
+
 def fetch_release(name: str, version: str) -> Path:
     """A release's Python sources. Skips only when the package index cannot
     be reached, and says so; with ``VSL_REQUIRE_RELEASES=1`` (CI) that skip
-    is a failure. Any other failure to fetch fails the test."""
+    is a failure. Any other failure to fetch fails the test. Only a test
+    marked ``release`` may ask: mutation runs leave those out (a real
+    release costs seconds to a minute a run, and every surviving mutant
+    would pay it)."""
+    if _running and _running[0].get_closest_marker("release") is None:
+        pytest.fail(f"{_running[0].nodeid} fetches a release: mark it release")
     try:
         return fetch_sources(f"{name}=={version}")
     except IndexUnreachable as e:

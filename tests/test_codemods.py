@@ -202,6 +202,7 @@ def pre_fix_tree(tmp_path_factory):
     return release, tree
 
 
+@pytest.mark.release
 def test_check_flags_the_pre_fix_line(pre_fix_tree):
     _, tree = pre_fix_tree
     out = run_cli("check", "--output-format", "concise", NIXL_WORKER, cwd=tree)
@@ -209,6 +210,7 @@ def test_check_flags_the_pre_fix_line(pre_fix_tree):
     assert f"{NIXL_WORKER}:1063:" in out.stdout and "VSL001" in out.stdout
 
 
+@pytest.mark.release
 def test_nixl_codemod_reproduces_the_release_file(pre_fix_tree, tmp_path):
     release, tree = pre_fix_tree
     copy = tmp_path / "copy"
@@ -218,6 +220,7 @@ def test_nixl_codemod_reproduces_the_release_file(pre_fix_tree, tmp_path):
     assert (copy / NIXL_WORKER).read_bytes() == (release / NIXL_WORKER).read_bytes()
 
 
+@pytest.mark.release
 def test_fix_alone_reproduces_the_release_file(pre_fix_tree, tmp_path):
     release, tree = pre_fix_tree
     worker = tmp_path / "base_worker.py"

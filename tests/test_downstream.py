@@ -14,6 +14,9 @@ import pytest
 
 from tests.conftest import fetch_release, run_cli
 
+# Every test here runs a real release.
+pytestmark = pytest.mark.release
+
 DOWNSTREAM = [
     ("tpu-inference", "0.32.0"),
     ("lmcache", "0.5.6"),

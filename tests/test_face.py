@@ -287,6 +287,7 @@ def vllm_0_34_0():
     return fetch_vllm("0.34.0")
 
 
+@pytest.mark.release
 def test_mermaid_on_vllm_0_34_draws_both_branches_and_the_family(vllm_0_34_0):
     out = run_cli("families", "--output-format", "mermaid", cwd=vllm_0_34_0)
     assert out.returncode == 0, out.stderr
@@ -303,6 +304,7 @@ def test_mermaid_on_vllm_0_34_draws_both_branches_and_the_family(vllm_0_34_0):
     assert "KVCacheConfig" not in out.stdout
 
 
+@pytest.mark.release
 def test_dot_is_read_by_graphviz_parser(vllm_0_34_0):
     import pydot
 

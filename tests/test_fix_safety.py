@@ -229,7 +229,7 @@ def test_add_noqa_leaves_the_inside_of_a_multi_line_f_string():
         'msg = f"""{\n'
         "    isinstance(spec, MLAAttentionSpec)\n"
         '}"""; ok = isinstance(spec, MLAAttentionSpec)\n'
-        'tag = f"{f\'{spec}\'}"; isinstance(spec, MLAAttentionSpec)\n'
+        "tag = f\"{f'{spec}'}\"; isinstance(spec, MLAAttentionSpec)\n"
     )
     new, added, skipped = add_noqa(
         text, {1: {"VSL001"}, 2: {"VSL001"}, 3: {"VSL001"}, 4: {"VSL001"}}
@@ -371,6 +371,7 @@ def release_copy(vllm_0_34_0, tmp_path) -> Path:
 DEFAULT_FINDINGS_0_34_0 = 11  # 12 before hisparse/layout.py:101 was seen to be loud
 
 
+@pytest.mark.release
 def test_fix_changes_no_file_of_vllm_0_34_and_unsafe_fixes_fix_all(release_copy):
     before = _sources(release_copy)
     plain = run_cli(
@@ -413,6 +414,7 @@ def test_fix_changes_no_file_of_vllm_0_34_and_unsafe_fixes_fix_all(release_copy)
     assert _sources(release_copy) == again
 
 
+@pytest.mark.release
 def test_add_noqa_adopts_vllm_0_34(release_copy):
     before = _sources(release_copy)
     out = run_cli(

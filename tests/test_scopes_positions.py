@@ -113,6 +113,7 @@ def _assert_same_positions(text: str) -> None:
         assert positions[node] == expected[node], module.code_for_node(node)
 
 
+@pytest.mark.release
 def test_agree_on_every_vllm_file_naming_the_anchor():
     """Real vLLM code, whole files (not slices): the strongest sample."""
     tree = fetch_vllm("0.33.0")

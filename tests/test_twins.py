@@ -424,6 +424,7 @@ def test_a_plugins_own_spec_class_takes_part(tmp_path):
 RELEASES = [f"0.{minor}.0" for minor in range(23, 34)]
 
 
+@pytest.mark.release
 @pytest.mark.parametrize("version", RELEASES)
 def test_every_release_proposes_the_pr_45831_pair_first(version):
     tree = fetch_vllm(version)
@@ -435,6 +436,7 @@ def test_every_release_proposes_the_pr_45831_pair_first(version):
     assert pairs == [(MLA, SWMLA)]
 
 
+@pytest.mark.release
 def test_discovery_adds_no_finding_on_vllm_0_33():
     tree = fetch_vllm("0.33.0")
     plain = run_cli(

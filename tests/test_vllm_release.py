@@ -12,6 +12,9 @@ import pytest
 
 from tests.conftest import fetch_vllm, run_cli
 
+# Every test here runs a real release.
+pytestmark = pytest.mark.release
+
 # Checks in vLLM 0.33.0 that name MLAAttentionSpec without SlidingWindowMLASpec
 # (path, line, code), found by reading the tree: what the syntactic rule
 # (--strict) must report.

@@ -691,6 +691,7 @@ RELEASES = [
 ]
 
 
+@pytest.mark.release
 @pytest.mark.parametrize("version, reported, strict", RELEASES)
 def test_releases(version, reported, strict):
     tree = fetch_vllm(version)
@@ -727,6 +728,7 @@ def test_releases(version, reported, strict):
     assert len(json.loads(everything.stdout)) == strict
 
 
+@pytest.mark.release
 def test_the_fix_on_vllm_0_33_is_what_0_34_wrote(tmp_path):
     tree = fetch_vllm("0.33.0")
     copy = tmp_path / "vllm-0.33.0"
