@@ -207,10 +207,10 @@ def _bind_target(scope: _Scope, target: cst.CSTNode) -> None:
     if isinstance(target, cst.Name):
         scope.bind(target.value)
     elif isinstance(target, (cst.Tuple, cst.List)):
+        # A starred element (`a, *rest`) is an element too: its value is
+        # the name.
         for element in target.elements:
             _bind_target(scope, element.value)
-    elif isinstance(target, cst.StarredElement):
-        _bind_target(scope, target.value)
 
 
 def _walk_body(scope: _Scope, body: cst.CSTNode) -> None:
