@@ -270,6 +270,46 @@ def test_every_option_has_help_and_shows_its_default():
 
 
 @pytest.mark.fast
+def test_the_default_follows_the_help_once_and_only_where_it_says_something():
+    # argparse wraps the help; compare the words.
+    check = " ".join(_subparsers()["check"].format_help().split())
+    # Added where the help does not say it (--output-format alone, in check).
+    assert (
+        "--output-format {full,concise,json,github,sarif,text}, --format "
+        "{full,concise,json,github,sarif,text} report format (--format is an "
+        "alias; text is full's old name) [default: full] -q, --quiet" in check
+    )
+    # Not added again where the help says it.
+    assert "the line length fixes are laid out for [default: 88] --no-respect" in (
+        check
+    )
+    assert check.count("[default:") == 5
+    # Switches (default False or True) and unset options show none.
+    assert "[default: False]" not in check and "[default: True]" not in check
+    assert "--no-cache neither read nor write the cache --follow-links" in check
+
+
+@pytest.mark.fast
+def test_a_help_that_states_its_default_is_left_as_written():
+    import argparse
+
+    from vllm_spec_lint.faces.cli import _HelpFormatter
+
+    parser = argparse.ArgumentParser(prog="p", formatter_class=_HelpFormatter)
+    parser.add_argument("--tries", default=3, help="attempts [default: three]")
+    parser.add_argument("--wait", default=2, help="seconds")
+    parser.add_argument("where", nargs="?", default="here", help="a place")
+    words = " ".join(parser.format_help().split())
+    # Python 3.10 heads the options "optional arguments:".
+    assert words.replace("optional arguments:", "options:") == (
+        "usage: p [-h] [--tries TRIES] [--wait WAIT] [where] "
+        "positional arguments: where a place "
+        "options: -h, --help show this help message and exit "
+        "--tries TRIES attempts [default: three] --wait WAIT seconds [default: 2]"
+    )
+
+
+@pytest.mark.fast
 def test_codemod_diff_says_would_fix(examples):
     out = run_cli("codemod", "add-sliding-window-mla", "--diff", cwd=examples)
     assert out.returncode == 1  # as `check --diff`: there is something to change
