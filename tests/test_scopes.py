@@ -156,3 +156,92 @@ def test_visible_imports_are_the_import_bindings_of_every_enclosing_scope(resolv
     assert names == [
         "Alias", "First", "SWMLA", "Second", "cousin", "kci", "sibling", "vllm",
     ]  # fmt: skip
+
+
+SCOPING = """\
+from vllm.v1.kv_cache_interface import MLAAttentionSpec as M
+
+
+def defaults(a=M, *, b: M = None, M=M):
+    return M
+
+
+def outer():
+    inner_m = 1
+
+    def inner(x=inner_m, f=lambda y=inner_m: y):
+        return x
+
+    return inner
+
+
+nested = [(a, c) for a in M for c in a]
+walrus = [(total := total + n) for n in M]
+calls = [g(seen := n) for n in M if [inner := n for n in M]]
+shadow = [M for M in M]
+
+
+class Holder:
+    M = 2
+    rows = [M for _ in range(3)]
+
+    def method(self):
+        return M
+"""
+
+
+@pytest.fixture(scope="module")
+def scoping():
+    module = cst.parse_module(SCOPING)
+    scopes = Scopes(module, parent_map(module))
+    wrapper = cst.MetadataWrapper(module, unsafe_skip_copy=True)
+    positions = wrapper.resolve(cst.metadata.PositionProvider)
+    found: dict[tuple[int, int], set[str]] = {}
+    for node, where in positions.items():
+        if isinstance(node, cst.Name):
+            found[(where.start.line, where.start.column)] = scopes.qualified_names(node)
+    return scopes, module, found
+
+
+@pytest.mark.parametrize(
+    "row, column, expected",
+    [
+        # Defaults and annotations are evaluated where the function is defined.
+        (4, 15, {"vllm.v1.kv_cache_interface.MLAAttentionSpec"}),
+        (4, 24, {"vllm.v1.kv_cache_interface.MLAAttentionSpec"}),
+        (4, 36, {"vllm.v1.kv_cache_interface.MLAAttentionSpec"}),
+        # The parameter's own name, and the name in the body, are the function's.
+        (4, 34, {"defaults.<locals>.M"}),
+        (5, 11, {"defaults.<locals>.M"}),
+        # A nested function's and a lambda's defaults: the enclosing function's.
+        (11, 16, {"outer.<locals>.inner_m"}),
+        (11, 36, {"outer.<locals>.inner_m"}),
+        (11, 45, {"outer.<locals>.<locals>.y"}),  # as libcst names it
+        # Every `for` of a comprehension binds in it; the first iterable is
+        # evaluated outside it, the later ones inside.
+        (17, 11, {"<comprehension>.a"}),
+        (17, 14, {"<comprehension>.c"}),
+        (17, 26, {"vllm.v1.kv_cache_interface.MLAAttentionSpec"}),
+        (17, 37, {"<comprehension>.a"}),
+        # An assignment expression in a comprehension binds in it (as libcst).
+        (18, 20, {"<comprehension>.total"}),
+        (19, 11, {"<comprehension>.seen"}),
+        # ... but not one in a comprehension nested in it.
+        (19, 37, {"<comprehension>.<comprehension>.inner"}),
+        (20, 10, {"<comprehension>.M"}),
+        (20, 21, {"vllm.v1.kv_cache_interface.MLAAttentionSpec"}),
+        # A class body's names are not seen from its comprehensions or methods.
+        (25, 12, {"vllm.v1.kv_cache_interface.MLAAttentionSpec"}),
+        (28, 15, {"vllm.v1.kv_cache_interface.MLAAttentionSpec"}),
+    ],
+)
+def test_each_scope_rule_of_python(scoping, row, column, expected):
+    _, _, found = scoping
+    assert found[(row, column)] == expected
+
+
+def test_a_scope_is_collected_once_and_kept(scoping):
+    scopes, module, _ = scoping
+    function = module.body[1]
+    assert scopes.scope(function.body) is scopes.scope(function.body)
+    assert scopes.scope(module.body[0]) is scopes.scope(module.body[2])

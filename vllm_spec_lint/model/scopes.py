@@ -77,7 +77,8 @@ class Scopes:
         child, parent = node, self.parents.get(node)
         previous = None
         # A parameter's annotation and default are evaluated where the
-        # function is defined.
+        # function is defined. Every expression in a function's parameters
+        # lies in a Param, which sets this on the way up.
         in_parameter_value = False
         while parent is not None:
             if isinstance(parent, cst.Param):
@@ -87,7 +88,6 @@ class Scopes:
                     child is getattr(parent, "params", None) and not in_parameter_value
                 ):
                     return parent
-                in_parameter_value = False
             elif isinstance(parent, _COMPREHENSIONS):
                 # The first iterable is evaluated outside the comprehension.
                 if not (child is parent.for_in and previous is parent.for_in.iter):
