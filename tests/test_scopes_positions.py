@@ -48,6 +48,17 @@ SAMPLES = {
         "del gone\n"
         "print(fh, a, b, i, rest, n, err, First, others, K, extra, PX, whole, gone)\n"
     ),
+    # `a; b` is one libcst statement line and two of CPython's statements.
+    "semicolons": (
+        "import os; import sys\n"
+        "x = os.sep; y = sys.argv; z = 3\n"
+        "\n"
+        "# a comment\n"
+        "def f():\n"
+        "    a = 1; b = 2\n"
+        "    return a + b\n"
+        "w = f(); print(w)\n"
+    ),
 }
 
 
