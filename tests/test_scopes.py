@@ -56,7 +56,9 @@ def patterns(value):
 """
 
 
-@pytest.fixture(scope="module")
+# Function-scoped fixtures: mutmut counts a test for the functions it reaches
+# from its setup on, so each test resolves the names itself.
+@pytest.fixture
 def resolved():
     """Each Name/Attribute load's text -> its qualified names, per line."""
     module = cst.parse_module(PROGRAM)
@@ -190,7 +192,7 @@ class Holder:
 """
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def scoping():
     module = cst.parse_module(SCOPING)
     scopes = Scopes(module, parent_map(module))
