@@ -56,21 +56,29 @@ def patterns(value):
 """
 
 
+def _resolved(program: str, key):
+    """The program's scopes and module, and each Name/Attribute's qualified
+    names by ``key(node, where)`` (the first node wins a shared key)."""
+    module = cst.parse_module(program)
+    scopes = Scopes(module, parent_map(module))
+    wrapper = cst.MetadataWrapper(module, unsafe_skip_copy=True)
+    positions = wrapper.resolve(cst.metadata.PositionProvider)
+    found: dict = {}
+    for node, where in positions.items():
+        if isinstance(node, (cst.Name, cst.Attribute)):
+            found.setdefault(key(module, node, where), scopes.qualified_names(node))
+    return scopes, module, found
+
+
 # Function-scoped fixtures: mutmut counts a test for the functions it reaches
 # from its setup on, so each test resolves the names itself.
 @pytest.fixture
 def resolved():
-    """Each Name/Attribute load's text -> its qualified names, per line."""
-    module = cst.parse_module(PROGRAM)
-    scopes = Scopes(module, parent_map(module))
-    wrapper = cst.MetadataWrapper(module, unsafe_skip_copy=True)
-    positions = wrapper.resolve(cst.metadata.PositionProvider)
-    found: dict[tuple[int, str], set[str]] = {}
-    for node, where in positions.items():
-        if isinstance(node, (cst.Name, cst.Attribute)):
-            key = (where.start.line, module.code_for_node(node))
-            found.setdefault(key, scopes.qualified_names(node))
-    return scopes, module, found
+    """Names by (row, text)."""
+    return _resolved(
+        PROGRAM,
+        lambda module, node, where: (where.start.line, module.code_for_node(node)),
+    )
 
 
 @pytest.mark.parametrize(
@@ -194,15 +202,15 @@ class Holder:
 
 @pytest.fixture
 def scoping():
-    module = cst.parse_module(SCOPING)
-    scopes = Scopes(module, parent_map(module))
-    wrapper = cst.MetadataWrapper(module, unsafe_skip_copy=True)
-    positions = wrapper.resolve(cst.metadata.PositionProvider)
-    found: dict[tuple[int, int], set[str]] = {}
-    for node, where in positions.items():
-        if isinstance(node, cst.Name):
-            found[(where.start.line, where.start.column)] = scopes.qualified_names(node)
-    return scopes, module, found
+    """Plain names by (row, column): an Attribute starts where its base does."""
+    return _resolved(
+        SCOPING,
+        lambda module, node, where: (
+            (where.start.line, where.start.column)
+            if isinstance(node, cst.Name)
+            else None
+        ),
+    )
 
 
 @pytest.mark.parametrize(
