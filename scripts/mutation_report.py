@@ -79,17 +79,19 @@ def changed_since(verdicts: Path, commits: dict[str, str]) -> list[str]:
     """A line for each module whose code differs from the commit its verdicts
     judge, or whose commit git cannot find (a shallow clone)."""
     changed = []
-    for module, commit in sorted(commits.items()):
-        # `:/` names the path from the top of the verdicts' repository.
-        command = ["git", "-C", str(verdicts), "diff", "--quiet", commit]
+    for commit in sorted(set(commits.values())):
+        # One diff per commit; `:/` is the top of the verdicts' repository.
         diff = subprocess.run(
-            [*command, "--", f":/{module}"], capture_output=True, text=True
-        )
-        if diff.returncode == 1:
-            changed.append(f"code changed since its verdicts ({commit}): {module}")
-        elif diff.returncode:
-            reason = (diff.stderr.strip() or "git failed").splitlines()[0]
-            changed.append(f"verdicts' commit not comparable ({reason}): {module}")
+            ["git", "-C", str(verdicts), "diff", "--name-only", commit, "--", ":/"],
+            capture_output=True, text=True,
+        )  # fmt: skip
+        reason = (diff.stderr.strip() or "git failed").splitlines()[0]
+        files = set(diff.stdout.splitlines())
+        for module in sorted(m for m, c in commits.items() if c == commit):
+            if diff.returncode:
+                changed.append(f"verdicts' commit not comparable ({reason}): {module}")
+            elif module in files:
+                changed.append(f"code changed since its verdicts ({commit}): {module}")
     return changed
 
 
