@@ -24,11 +24,18 @@ _LAYOUT_FIELDS = frozenset(
     }
 )  # fmt: skip
 # Field orders that differ from the source order (libcst declares these
-# fields in another order): walks visit code as it reads.
+# fields in another order): walks visit code as it reads. A field this
+# libcst does not have is passed over; one it adds comes last.
 _SOURCE_ORDER = {
-    cst.IfExp: ("body", "test", "orelse"),
-    cst.FunctionDef: ("decorators", "name", "params", "returns", "body"),
-    cst.ClassDef: ("decorators", "name", "bases", "keywords", "body"),
+    cst.IfExp: ("lpar", "body", "test", "orelse", "rpar"),
+    cst.FunctionDef: (
+        "decorators", "asynchronous", "name", "type_parameters", "params",
+        "returns", "body",
+    ),
+    cst.ClassDef: (
+        "decorators", "name", "type_parameters", "lpar", "bases", "keywords",
+        "rpar", "body",
+    ),
     cst.MatchCase: ("pattern", "guard", "body"),
     cst.ExceptHandler: ("type", "name", "body"),
     cst.Arg: ("keyword", "value"),
@@ -37,6 +44,7 @@ _SOURCE_ORDER = {
         "posonly_params", "params", "star_arg", "kwonly_params", "star_kwarg"
     ),
 }  # fmt: skip
+_PARENS = ("lpar", "rpar")
 _FIELDS: dict[type, tuple[str, ...]] = {}
 
 
@@ -48,14 +56,15 @@ def child_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         fields = [
             name
             for name in kind.__dataclass_fields__
-            if name not in _LAYOUT_FIELDS and not name.startswith("whitespace")
+            if name not in _LAYOUT_FIELDS and not name.startswith(("whitespace", "_"))
         ]
         order = _SOURCE_ORDER.get(kind)
         if order is None:  # parentheses around the rest
-            order = [f for f in ("lpar",) if f in fields]
-            order += [f for f in fields if f not in ("lpar", "rpar")]
-            order += [f for f in ("rpar",) if f in fields]
-        names = _FIELDS[kind] = (*order, *(f for f in fields if f not in order))
+            order = ("lpar", *(f for f in fields if f not in _PARENS), "rpar")
+        names = _FIELDS[kind] = (
+            *(f for f in order if f in fields),
+            *(f for f in fields if f not in order),
+        )
     for name in names:
         value = getattr(node, name)
         kind = type(value)
