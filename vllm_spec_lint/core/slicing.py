@@ -298,10 +298,14 @@ class _Scan:
             ):
                 continue
             self._visit(node, scope)
-            if isinstance(node, _FUNCTIONS) or scope == "function":
+            # A class body is a class's scope even inside a function: its
+            # constants are VSL004's too.
+            if isinstance(node, ast.ClassDef):
+                inner = "class"
+            elif isinstance(node, _FUNCTIONS):
                 inner = "function"
             else:
-                inner = "class" if isinstance(node, ast.ClassDef) else scope
+                inner = scope
             stack.extend((child, inner) for child in ast.iter_child_nodes(node))
         for row, test in self.tests:
             if self._is_candidate(test):

@@ -1,0 +1,328 @@
+"""The slicer in process, each slice written out: what libcst gets to see of
+a file, and that the rules find the same in the slice as in the whole file.
+
+The differential check alone cannot tell a slice that keeps too much (a
+slower run) from the right one, and the command-line tests run the slicer
+in a process of its own; these pin the slice itself."""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+from vllm_spec_lint.core import slicing
+from vllm_spec_lint.core.analysis import analyze_source
+from vllm_spec_lint.core.settings import Config
+from vllm_spec_lint.model.hierarchy import ClassHierarchy, Family
+
+KCI = "vllm.v1.kv_cache_interface"
+IMPORTS = f"from {KCI} import MLAAttentionSpec, SlidingWindowMLASpec\n"
+TEST = "ok = isinstance(s, MLAAttentionSpec)\n"
+REGISTRATIONS = (
+    "@describe.register(int)\n"
+    "def _(spec):\n"
+    "    return MLAAttentionSpec\n"
+    "\n"
+    "\n"
+    "@describe.register(str)\n"
+    "def _(spec):\n"
+    "    return 1\n"
+    "\n"
+    "\n"
+)
+
+# name -> (source, the slice's text; None: nothing in the file can be a finding)
+CASES = {
+    "nothing to find": (
+        "def f(s):\n    return isinstance(s, FullAttentionSpec)\n",
+        None,
+    ),
+    "a test on the file's first characters": (
+        "MLAAttentionSpec is type(spec) or fail()\n",
+        "MLAAttentionSpec is type(spec) or fail()\n",
+    ),
+    "definitions in every kind of block": (
+        "if TYPE_CHECKING:\n"
+        "    @decorated\n"
+        "    def a():\n"
+        "        pass\n"
+        "    def b():\n"
+        "        pass\n"
+        "else:\n"
+        "    def c():\n"
+        "        pass\n"
+        "    x = 1\n"
+        "try:\n"
+        "    def d():\n"
+        "        pass\n"
+        "    y = 1\n"
+        "except ImportError:\n"
+        "    def e():\n"
+        "        pass\n"
+        "    z = 1\n"
+        "finally:\n"
+        "    def f():\n"
+        "        pass\n"
+        "    w = 1\n"
+        "for i in r:\n"
+        "    def g():\n"
+        "        pass\n"
+        "while r:\n"
+        "    def h():\n"
+        "        pass\n"
+        "    v = 1\n"
+        "with cm:\n"
+        "    def j():\n"
+        "        pass\n"
+        "    u = 1\n" + TEST,
+        # A block left empty keeps a `pass` on its first definition's row.
+        "if TYPE_CHECKING:\n"
+        "    pass\n"
+        "else:\n"
+        "    x = 1\n"
+        "try:\n"
+        "    y = 1\n"
+        "except ImportError:\n"
+        "    z = 1\n"
+        "finally:\n"
+        "    w = 1\n"
+        "for i in r:\n"
+        "    pass\n"
+        "while r:\n"
+        "    v = 1\n"
+        "with cm:\n"
+        "    u = 1\n" + TEST,
+    ),
+    "a block keeping one stub needs no pass": (
+        "if TYPE_CHECKING:\n"
+        "    def isinstance(a, b):\n"
+        "        return True\n"
+        "    def other():\n"
+        "        pass\n" + TEST,
+        "if TYPE_CHECKING:\n    def isinstance(): pass\n" + TEST,
+    ),
+    "comments and blank lines after a definition go with it": (
+        "def unrelated():\n"
+        "    pass\n"
+        "# about what follows\n"
+        "    # indented\n"
+        "\n"
+        "x = 1\n" + TEST,
+        "x = 1\n" + TEST,
+    ),
+    "a spec class's name keeps a stub": (
+        "def FullAttentionSpec():\n    return 1\n\n\n" + TEST,
+        "def FullAttentionSpec(): pass\n" + TEST,
+    ),
+    "a registration of a function that returns an anchor keeps every one": (
+        REGISTRATIONS + 'def named():\n    return "register"\n',
+        REGISTRATIONS,
+    ),
+    "an alias of a companion is not an anchor": (
+        f"from {KCI} import SlidingWindowMLASpec as SW\n\n\n"
+        "def f(s):\n    return isinstance(s, SW)\n",
+        None,
+    ),
+    "an alias of singledispatch is not an anchor": (
+        "from functools import singledispatch as sd\n\n\n"
+        "def f(s):\n    return isinstance(s, sd)\n",
+        None,
+    ),
+    "an alias of the anchor from the family module": (
+        f"from {KCI} import MLAAttentionSpec as M\n\n\n"
+        "def f(s):\n    return isinstance(s, M)\n\n\n"
+        "def g():\n    pass\n",
+        f"from {KCI} import MLAAttentionSpec as M\n\n\n"
+        "def f(s):\n    return isinstance(s, M)\n\n\n",
+    ),
+    "an alias of the anchor from elsewhere": (
+        "from vllm.attention import MLAAttentionSpec as M\n\n\n"
+        "def f(s):\n    return isinstance(s, M)\n",
+        "from vllm.attention import MLAAttentionSpec as M\n\n\n"
+        "def f(s):\n    return isinstance(s, M)\n",
+    ),
+    "a test covering the companion": (
+        IMPORTS + "\n\ndef f(s):\n"
+        "    return isinstance(s, (MLAAttentionSpec, SlidingWindowMLASpec))\n",
+        None,
+    ),
+    "a companion imported under TYPE_CHECKING still covers": (
+        f"if TYPE_CHECKING:\n    {IMPORTS}\n\ndef f(s):\n"
+        "    return isinstance(s, (MLAAttentionSpec, SlidingWindowMLASpec))\n",
+        None,
+    ),
+    "a companion shadowed by another import does not cover": (
+        IMPORTS + "from compat import SlidingWindowMLASpec\n\n\ndef f(s):\n"
+        "    return isinstance(s, (MLAAttentionSpec, SlidingWindowMLASpec))\n",
+        "same",
+    ),
+    "a companion shadowed by a plain import does not cover": (
+        IMPORTS + "import compat as SlidingWindowMLASpec  # MLAAttentionSpec\n\n\n"
+        "def f(s):\n"
+        "    return isinstance(s, (MLAAttentionSpec, SlidingWindowMLASpec))\n",
+        "same",
+    ),
+    "a name bound to two family classes does not cover": (
+        f"from {KCI} import MLAAttentionSpec as SlidingWindowMLASpec\n"
+        + IMPORTS
+        + "\n\ndef f(s):\n"
+        "    return isinstance(s, (MLAAttentionSpec, SlidingWindowMLASpec))\n",
+        "same",
+    ),
+    "a companion imported in the function does not cover": (
+        "def f(s):\n    " + IMPORTS + "    return isinstance(s, "
+        "(MLAAttentionSpec, SlidingWindowMLASpec))\n",
+        "same",
+    ),
+    "a test of the class against the companion covers": (
+        IMPORTS + "\n\ndef f(s):\n"
+        "    return type(s) in (MLAAttentionSpec, SlidingWindowMLASpec)\n\n\n"
+        "def g(s):\n"
+        "    return s.__class__ in (MLAAttentionSpec, SlidingWindowMLASpec)\n",
+        None,
+    ),
+    "the value tested is not a class it is tested against": (
+        IMPORTS + "\n\ndef f(specs):\n"
+        "    return type(specs.SlidingWindowMLASpec) is MLAAttentionSpec\n\n\n"
+        "def g(specs):\n"
+        "    return specs.SlidingWindowMLASpec.__class__ is MLAAttentionSpec\n",
+        "same",
+    ),
+    "a scan of the MRO is read whole": (
+        IMPORTS + "\n\ndef f(s):\n"
+        "    return any(\n"
+        "        c in (MLAAttentionSpec, SlidingWindowMLASpec)"
+        " for c in type(s).__mro__\n"
+        "    )\n",
+        "same",
+    ),
+    "a constant in a function is not VSL004's": (
+        "def f():\n    X = (MLAAttentionSpec,)\n    return X\n",
+        None,
+    ),
+    "a constant of a class in a function is VSL004's": (
+        "def f():\n    class Local:\n        X = (MLAAttentionSpec,)\n"
+        "    return Local\n",
+        "same",
+    ),
+    "an annotation without a value is not a constant": (
+        "spec: MLAAttentionSpec\n",
+        None,
+    ),
+    "a constant naming only a companion's parent is not VSL004's": (
+        "SPECS = (SlidingWindowSpec,)\n",
+        None,
+    ),
+}
+
+
+def _slice(
+    text: str, module_name: str | None = None, config: Config | None = None
+) -> slicing.Slice:
+    screen = slicing.Screen.build(
+        config or Config(), ClassHierarchy.default(), module_name
+    )
+    return slicing.relevant_source(text, ast.parse(text), screen)
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_slice(name):
+    text, expected = CASES[name]
+    result = _slice(text)
+    if expected is None:
+        assert result == slicing.Slice("", [], has_candidates=False)
+    else:
+        assert result.text == (text if expected == "same" else expected)
+        assert result.has_candidates
+        ast.parse(result.text)
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_the_slice_changes_no_finding(name, monkeypatch):
+    text = CASES[name][0]
+    config = Config(strict=True)
+    sliced = analyze_source(text, "x.py", config, module_name="vllm.x.y")
+    monkeypatch.setattr(
+        slicing, "relevant_source",
+        lambda source, tree, screen: slicing.Slice(source, list(range(1, source.count("\n") + 2))),
+    )  # fmt: skip
+    whole = analyze_source(text, "x.py", config, module_name="vllm.x.y")
+    assert sliced.findings == whole.findings
+    assert sliced.suppressed == whole.suppressed
+
+
+def test_rows_of_a_slice_without_cuts():
+    text = "import os; x = 1\n" + TEST
+    # The row after the last line ending counts too, as in the original.
+    assert _slice(text) == slicing.Slice(text, [1, 2, 3], statement_rows=[1, 1, 2])
+
+
+def test_rows_of_a_slice_with_cuts():
+    text, expected = CASES["definitions in every kind of block"]
+    result = _slice(text)
+    assert result.text == expected
+    # The `pass` of the first block stands on the decorator's row.
+    assert result.rows == [1, 2, 7, 10, 11, 14, 15, 18, 19, 22, 23, 24] + [
+        26,
+        29,
+        30,
+        33,
+        34,
+        35,
+    ]
+    # Top-level statements: the `if`, `try`, `for`, `while`, `with`, `ok =`.
+    assert result.statement_rows == [1, 5, 11, 13, 15, 17]
+
+
+def test_rows_of_stubs_and_dropped_definitions():
+    text = (
+        "@functools.cache\n"
+        "def isinstance(a, b):\n"
+        "    return True\n"
+        "def unrelated():\n"
+        "    pass\n" + TEST
+    )
+    result = _slice(text)
+    assert result.text == "def isinstance(): pass\n" + TEST
+    assert result.rows == [1, 6, 7]
+    assert result.statement_rows == [1, 2]
+
+
+def test_the_family_modules_own_classes_cover():
+    text = (
+        "class SlidingWindowMLASpec(SlidingWindowSpec):\n    pass\n\n\n"
+        "def f(s):\n"
+        "    return isinstance(s, (MLAAttentionSpec, SlidingWindowMLASpec))\n"
+    )
+    assert not _slice(text, KCI).has_candidates
+    assert _slice(text, "vllm.other").has_candidates
+
+
+@pytest.mark.parametrize(
+    "definition",
+    [
+        "class Holder:\n    class SlidingWindowMLASpec:\n        pass\n",
+        "def make():\n    class SlidingWindowMLASpec:\n        pass\n",
+    ],
+    ids=["in a class", "in a function"],
+)
+def test_a_family_class_defined_below_module_level_does_not_cover(definition):
+    text = (
+        "class SlidingWindowMLASpec(SlidingWindowSpec):\n    pass\n\n\n"
+        + definition
+        + "\n\ndef f(s):\n"
+        "    return isinstance(s, (MLAAttentionSpec, SlidingWindowMLASpec))\n"
+    )
+    assert _slice(text, KCI).has_candidates
+
+
+def test_an_alias_of_a_plugins_anchor_is_looked_for():
+    # vLLM's anchor is also a class that covers a companion (of the
+    # SlidingWindowSpec family); a plugin's anchor covers nothing.
+    plugin = Family("plugin", "vllm_plugin.specs", ("PluginMLASpec", "PluginSWMLASpec"))
+    text = (
+        "from vllm_plugin.specs import PluginMLASpec as P\n\n\n"
+        "def f(s):\n    return isinstance(s, P)\n"
+    )
+    assert _slice(text, config=Config(families=(plugin,))).text == text
