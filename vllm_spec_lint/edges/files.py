@@ -123,8 +123,12 @@ def _pause_point(phase: str, target: Path) -> None:
         return
     want, name, marker = spec.split(":", 2)
     if want == phase and target.name == name:
-        import time
-
         Path(marker).touch()
-        while True:
-            time.sleep(60)
+        _wait_to_be_killed()
+
+
+def _wait_to_be_killed() -> None:
+    import time
+
+    while True:
+        time.sleep(60)

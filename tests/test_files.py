@@ -1,0 +1,76 @@
+"""Writing user files and reports, in this process: where a fix run can be
+stopped, and what a written report looks like on disk."""
+
+from __future__ import annotations
+
+import os
+import stat
+
+import pytest
+
+from vllm_spec_lint.edges import files
+from vllm_spec_lint.edges.files import ReportNotWritten, write_atomically, write_report
+
+
+class Paused(Exception):
+    pass
+
+
+def _pause_instead_of_waiting():
+    raise Paused
+
+
+@pytest.mark.parametrize(
+    ("phase", "content"),
+    [("read", b"x = 1\n"), ("temp-written", b"x = 1\n"), ("replaced", b"x = 2\n")],
+)
+def test_a_write_stops_where_the_test_hook_says(tmp_path, monkeypatch, phase, content):
+    # What tests/test_reliability.py kills a fix run at, one phase each.
+    target = tmp_path / "a.py"
+    target.write_bytes(b"x = 1\n")
+    marker = tmp_path / "paused"
+    monkeypatch.setenv("VSL_TEST_PAUSE", f"{phase}:a.py:{marker}")
+    monkeypatch.setattr(files, "_wait_to_be_killed", _pause_instead_of_waiting)
+    with pytest.raises(Paused):
+        write_atomically(target, b"x = 1\n", b"x = 2\n")
+    assert marker.exists()
+    assert target.read_bytes() == content
+    # An exception (unlike the kill tests/test_reliability.py sends) lets the
+    # temporary file be removed.
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.py", "paused"]
+
+
+def test_a_write_of_another_file_does_not_stop(tmp_path, monkeypatch):
+    target = tmp_path / "a.py"
+    target.write_bytes(b"x = 1\n")
+    monkeypatch.setenv("VSL_TEST_PAUSE", f"read:b.py:{tmp_path / 'paused'}")
+    monkeypatch.setattr(files, "_wait_to_be_killed", _pause_instead_of_waiting)
+    write_atomically(target, b"x = 1\n", b"x = 2\n")
+    assert target.read_bytes() == b"x = 2\n"
+    assert not (tmp_path / "paused").exists()
+
+
+@pytest.fixture
+def umask_022():
+    previous = os.umask(0o022)
+    yield
+    os.umask(previous)
+
+
+def test_a_report_gets_the_mode_a_new_file_gets(tmp_path, umask_022):
+    report = tmp_path / "report.txt"
+    write_report(report, "VSL001\n")
+    assert stat.S_IMODE(report.stat().st_mode) == 0o644
+
+
+def test_a_report_error_without_an_errno_text_still_says_why(tmp_path, monkeypatch):
+    def refuse(**_):
+        raise OSError("quota exceeded on the share")
+
+    monkeypatch.setattr("tempfile.mkstemp", refuse)
+    with pytest.raises(ReportNotWritten) as caught:
+        write_report(tmp_path / "report.txt", "x")
+    assert str(caught.value) == (
+        f"{tmp_path / 'report.txt'}: cannot write the report: "
+        "quota exceeded on the share"
+    )
