@@ -9,7 +9,12 @@ import stat
 import pytest
 
 from vllm_spec_lint.edges import files
-from vllm_spec_lint.edges.files import ReportNotWritten, write_atomically, write_report
+from vllm_spec_lint.edges.files import (
+    ReportNotWritten,
+    WriteRefused,
+    write_atomically,
+    write_report,
+)
 
 
 class Paused(Exception):
@@ -30,11 +35,20 @@ def test_a_write_stops_where_the_test_hook_says(tmp_path, monkeypatch, phase, co
     target.write_bytes(b"x = 1\n")
     marker = tmp_path / "paused"
     monkeypatch.setenv("VSL_TEST_PAUSE", f"{phase}:a.py:{marker}")
-    monkeypatch.setattr(files, "_wait_to_be_killed", _pause_instead_of_waiting)
+    seen = []
+
+    def pause():
+        seen.append({p.name for p in tmp_path.iterdir()})
+        raise Paused
+
+    monkeypatch.setattr(files, "_wait_to_be_killed", pause)
     with pytest.raises(Paused):
         write_atomically(target, b"x = 1\n", b"x = 2\n")
     assert marker.exists()
     assert target.read_bytes() == content
+    if phase == "temp-written":  # beside the file, named after it
+        (temporary,) = seen[0] - {"a.py", "paused"}
+        assert temporary.startswith(".a.py.") and temporary.endswith(".vsl-tmp")
     # An exception (unlike the kill tests/test_reliability.py sends) lets the
     # temporary file be removed.
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.py", "paused"]
@@ -48,6 +62,39 @@ def test_a_write_of_another_file_does_not_stop(tmp_path, monkeypatch):
     write_atomically(target, b"x = 1\n", b"x = 2\n")
     assert target.read_bytes() == b"x = 2\n"
     assert not (tmp_path / "paused").exists()
+
+
+def test_a_file_changed_since_it_was_read_is_left_alone(tmp_path):
+    target = tmp_path / "a.py"
+    target.write_bytes(b"x = 3\n")
+    with pytest.raises(WriteRefused) as caught:
+        write_atomically(target, b"x = 1\n", b"x = 2\n")
+    assert str(caught.value) == "the file changed on disk since it was read"
+    assert target.read_bytes() == b"x = 3\n"
+
+
+def test_a_file_changed_while_the_new_content_was_written_is_left_alone(
+    tmp_path, monkeypatch
+):
+    target = tmp_path / "a.py"
+    target.write_bytes(b"x = 1\n")
+    reads = []
+    read_source = files.read_source
+
+    def read_then_edit(path):
+        # Another program saves the file between our two reads.
+        reads.append(path)
+        if len(reads) == 2:
+            target.write_bytes(b"x = 3\n")
+        return read_source(path)
+
+    monkeypatch.setattr(files, "read_source", read_then_edit)
+    with pytest.raises(WriteRefused) as caught:
+        write_atomically(target, b"x = 1\n", b"x = 2\n")
+    assert str(caught.value) == "the file changed on disk since it was read"
+    assert target.read_bytes() == b"x = 3\n"
+    assert len(reads) == 2
+    assert [p.name for p in tmp_path.iterdir()] == ["a.py"]  # no temporary left
 
 
 @pytest.fixture
