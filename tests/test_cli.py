@@ -126,6 +126,14 @@ def test_pyproject_settings(tree):
     assert out.stdout.splitlines() == ["pkg/good.py"]
 
 
+def test_per_file_ignores_match_from_the_settings_folder_not_the_working_one(tree):
+    (tree / "pyproject.toml").write_text(
+        '[tool.vllm-spec-lint]\nper-file-ignores = { "pkg/bad.py" = ["VSL001"] }\n'
+    )
+    out = run_cli("check", "--output-format", "concise", ".", cwd=tree / "pkg")
+    assert (out.returncode, out.stdout) == (0, "All checks passed!\n")
+
+
 def test_setup_cfg_settings(tree):
     (tree / "setup.cfg").write_text("[vllm-spec-lint]\nignore = VSL001\n")
     assert run_cli("check", "--output-format", "concise", ".", cwd=tree).returncode == 0

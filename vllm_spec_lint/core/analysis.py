@@ -104,11 +104,11 @@ def _gc_paused() -> Iterator[None]:
 
 
 def _visit(module, visitors) -> None:
+    """Call each rule's ``visit_<Node>`` methods on every node, parents
+    first. Our own walk (syntax.walk) rather than libcst's visitor machinery,
+    which rebuilds every node it passes; rules never prune the walk."""
     import libcst as cst
 
-    """Call each rule's ``visit_<Node>`` methods on every node, parents
-    first. Our own walk (scopes.walk) rather than libcst's visitor machinery,
-    which rebuilds every node it passes; rules never prune the walk."""
     from vllm_spec_lint.model.syntax import walk
 
     handlers: dict[type, list] = {}
