@@ -317,12 +317,23 @@ def test_a_family_class_defined_below_module_level_does_not_cover(definition):
     assert _slice(text, KCI).has_candidates
 
 
+PLUGIN = Family("plugin", "vllm_plugin.specs", ("PluginMLASpec", "PluginSWMLASpec"))
+
+
 def test_an_alias_of_a_plugins_anchor_is_looked_for():
     # vLLM's anchor is also a class that covers a companion (of the
     # SlidingWindowSpec family); a plugin's anchor covers nothing.
-    plugin = Family("plugin", "vllm_plugin.specs", ("PluginMLASpec", "PluginSWMLASpec"))
     text = (
         "from vllm_plugin.specs import PluginMLASpec as P\n\n\n"
         "def f(s):\n    return isinstance(s, P)\n"
     )
-    assert _slice(text, config=Config(families=(plugin,))).text == text
+    assert _slice(text, config=Config(families=(PLUGIN,))).text == text
+
+
+def test_an_alias_of_one_familys_anchor_is_judged_against_that_family_only():
+    text = (
+        "from vllm_plugin.specs import PluginMLASpec as P, PluginSWMLASpec\n\n\n"
+        "def f(s):\n    return isinstance(s, (P, PluginSWMLASpec))\n"
+    )
+    config = Config(families=(*Config().families, PLUGIN))
+    assert not _slice(text, config=config).has_candidates
