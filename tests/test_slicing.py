@@ -163,6 +163,11 @@ CASES = {
         "    return isinstance(s, (MLAAttentionSpec, SlidingWindowMLASpec))\n",
         "same",
     ),
+    "a dotted import binds its first name": (
+        IMPORTS + "import SlidingWindowMLASpec.compat\n\n\ndef f(s):\n"
+        "    return isinstance(s, (MLAAttentionSpec, SlidingWindowMLASpec))\n",
+        "same",
+    ),
     "a name bound to two family classes does not cover": (
         f"from {KCI} import MLAAttentionSpec as SlidingWindowMLASpec\n"
         + IMPORTS
