@@ -100,6 +100,21 @@ def test_spans_are_merged_where_they_touch_or_overlap(spans, expected):
             "x = 1\n\n\nimport b\n",
         ),
         ("x=1\n\n\n\ny=2\n", "x = 1\n\n\ny = 2\n", [(1, 1)], "x = 1\n\n\n\ny=2\n"),
+        # A hunk that ends right above the rows is not theirs.
+        ("a=1\nb = 2\n", "a = 1\nb = 2\n", [(2, 2)], "a=1\nb = 2\n"),
+        # A line inserted right above the rows is; one line higher, it is not.
+        ("a = 1\nb = 2\n", "a = 1\nx = 0\nb = 2\n", [(2, 2)], "a = 1\nx = 0\nb = 2\n"),
+        ("a = 1\nb = 2\n", "x = 0\na = 1\nb = 2\n", [(2, 2)], "a = 1\nb = 2\n"),
+        # Text the formatter left alone stays as it is, blank lines and all.
+        ("\n\n\nb = 2\n", "\n\n\nb = 2\n", [(2, 4)], "\n\n\nb = 2\n"),
+        # 200 lines, half of them blank: blank lines still anchor the diff
+        # (difflib's autojunk would ignore them and make one hunk of it all).
+        (
+            "".join(f"x{i}=1\n\n" for i in range(100)),
+            "".join(f"x{i} = 1\n\n" for i in range(100)),
+            [(1, 1)],
+            "x0 = 1\n\n" + "".join(f"x{i}=1\n\n" for i in range(1, 100)),
+        ),
     ],  # fmt: skip
     ids=[
         "middle",
@@ -114,6 +129,11 @@ def test_spans_are_merged_where_they_touch_or_overlap(spans, expected):
         "blank-below",
         "blank-above",
         "blank-outside",
+        "hunk-before",
+        "inserted-right-above",
+        "inserted-two-above",
+        "unchanged",
+        "long-and-blank",
     ],
 )
 def test_only_the_fixed_rows_take_the_formatters_changes(before, after, rows, expected):
