@@ -33,7 +33,7 @@ def test_a_write_stops_where_the_test_hook_says(tmp_path, monkeypatch, phase, co
     # What tests/test_reliability.py kills a fix run at, one phase each.
     target = tmp_path / "a.py"
     target.write_bytes(b"x = 1\n")
-    marker = tmp_path / "paused"
+    marker = tmp_path / "paused:at"  # the marker's path may hold a colon
     monkeypatch.setenv("VSL_TEST_PAUSE", f"{phase}:a.py:{marker}")
     seen = []
 
@@ -47,11 +47,11 @@ def test_a_write_stops_where_the_test_hook_says(tmp_path, monkeypatch, phase, co
     assert marker.exists()
     assert target.read_bytes() == content
     if phase == "temp-written":  # beside the file, named after it
-        (temporary,) = seen[0] - {"a.py", "paused"}
+        (temporary,) = seen[0] - {"a.py", "paused:at"}
         assert temporary.startswith(".a.py.") and temporary.endswith(".vsl-tmp")
     # An exception (unlike the kill tests/test_reliability.py sends) lets the
     # temporary file be removed.
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.py", "paused"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.py", "paused:at"]
 
 
 def test_a_write_of_another_file_does_not_stop(tmp_path, monkeypatch):
