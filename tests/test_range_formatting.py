@@ -105,6 +105,12 @@ def test_spans_are_merged_where_they_touch_or_overlap(spans, expected):
         # A line inserted right above the rows is; one line higher, it is not.
         ("a = 1\nb = 2\n", "a = 1\nx = 0\nb = 2\n", [(2, 2)], "a = 1\nx = 0\nb = 2\n"),
         ("a = 1\nb = 2\n", "x = 0\na = 1\nb = 2\n", [(2, 2)], "a = 1\nb = 2\n"),
+        # Blank lines around the rows keep their own whitespace; the
+        # formatter's blank lines in their place are dropped.
+        ("x = 1\n  \nb=2\nc = 3\n", "x = 1\n\nb = 2\nc = 3\n", [(3, 3)],
+         "x = 1\n  \nb = 2\nc = 3\n"),
+        ("x = 1\nb=2\nd=4\n  \nc = 3\n", "x = 1\nb = 2\nd = 4\n\nc = 3\n", [(2, 3)],
+         "x = 1\nb = 2\nd = 4\n  \nc = 3\n"),
         # Text the formatter left alone stays as it is, blank lines and all.
         ("\n\n\nb = 2\n", "\n\n\nb = 2\n", [(2, 4)], "\n\n\nb = 2\n"),
         # 200 lines, half of them blank: blank lines still anchor the diff
@@ -132,6 +138,8 @@ def test_spans_are_merged_where_they_touch_or_overlap(spans, expected):
         "hunk-before",
         "inserted-right-above",
         "inserted-two-above",
+        "whitespace-blank-above",
+        "whitespace-blank-below",
         "unchanged",
         "long-and-blank",
     ],
