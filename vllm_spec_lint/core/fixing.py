@@ -50,10 +50,10 @@ def fix_source(
     findings = analyze(current)
     for _ in range(max_passes):
         todo = [f for f in findings if wanted(f, unsafe) and select(f)]
-        if not todo or any(f.code == "VSL900" for f in findings):
+        if not todo:  # also when the file does not parse: VSL900 has no fix
             break
         new, changed, applied = apply_fixes(current, [f.fix for f in todo])
-        if formatter is not None and changed:
+        if formatter is not None:
             new = formatter(new, changed)
         findings = analyze(new)
         if any(f.code == "VSL900" for f in findings):

@@ -1,0 +1,99 @@
+"""fix_source in process: passes, what counts as fixed, and when it gives
+up. The formatter is a stand-in that counts its calls (the real ones are
+tests/test_fix_formatter.py's)."""
+
+from __future__ import annotations
+
+import pytest
+
+from vllm_spec_lint.core import fixing
+from vllm_spec_lint.core.fixing import fix_source
+from vllm_spec_lint.core.settings import Config
+
+HEADER = (
+    "from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowMLASpec\n"
+)
+# Every fix is unsafe until a project promotes it.
+SAFE_CONFIG = Config(extend_safe_fixes=("VSL001",))
+SAFE = HEADER + "ok = isinstance(s, MLAAttentionSpec)\n"
+SAFE_FIXED = HEADER + "ok = isinstance(s, (MLAAttentionSpec, SlidingWindowMLASpec))\n"
+# The table's fix (VSL006) holds the lambda, whose own fix (VSL001) waits for
+# the next pass; both are unsafe.
+TABLE = HEADER + "T = {MLAAttentionSpec: lambda s: isinstance(s, MLAAttentionSpec)}\n"
+CHECK = "lambda s: isinstance(s, (MLAAttentionSpec, SlidingWindowMLASpec))"
+TABLE_FIXED = (
+    HEADER + f"T = {{MLAAttentionSpec: {CHECK}, SlidingWindowMLASpec: {CHECK}}}\n"
+)
+
+
+class Formatter:
+    """Returns the text it is given (or ``replacement``), counting calls."""
+
+    def __init__(self, replacement: str | None = None):
+        self.calls = 0
+        self.replacement = replacement
+
+    def __call__(self, text, changed):
+        self.calls += 1
+        return text if self.replacement is None else self.replacement
+
+
+def test_a_safe_fix_is_applied_once_and_counted():
+    formatter = Formatter()
+    outcome = fix_source(SAFE, "x.py", SAFE_CONFIG, formatter=formatter)
+    assert (outcome.text, outcome.fixed, outcome.failure) == (
+        SAFE_FIXED,
+        ("VSL001",),
+        None,
+    )
+    assert formatter.calls == 1
+
+
+def test_fixes_are_counted_over_every_pass():
+    formatter = Formatter()
+    outcome = fix_source(TABLE, "x.py", Config(), unsafe=True, formatter=formatter)
+    assert (outcome.text, outcome.failure) == (TABLE_FIXED, None)
+    assert outcome.fixed == ("VSL006", "VSL001", "VSL001")
+    assert formatter.calls == 2
+
+
+def test_unsafe_fixes_wait_to_be_asked_for():
+    outcome = fix_source(SAFE, "x.py", Config())
+    assert (outcome.text, outcome.fixed, outcome.failure) == (SAFE, (), None)
+    assert [f.code for f in outcome.remaining] == ["VSL001"]
+
+
+def test_a_clean_file_is_analysed_once(monkeypatch):
+    calls = []
+    analyze_source = fixing.analyze_source
+
+    def counted(*args, **kwargs):
+        calls.append(args[0])
+        return analyze_source(*args, **kwargs)
+
+    monkeypatch.setattr(fixing, "analyze_source", counted)
+    outcome = fix_source(SAFE_FIXED, "x.py", Config())
+    assert (outcome.text, outcome.fixed, outcome.failure) == (SAFE_FIXED, (), None)
+    assert calls == [SAFE_FIXED]
+
+
+@pytest.mark.parametrize("unsafe", [False, True])
+def test_a_fix_that_keeps_coming_back_is_given_up_after_four_passes(unsafe):
+    # A formatter that undoes every fix: the finding is still there.
+    text = TABLE if unsafe else SAFE
+    formatter = Formatter(replacement=text)
+    config = Config() if unsafe else SAFE_CONFIG
+    outcome = fix_source(text, "x.py", config, unsafe=unsafe, formatter=formatter)
+    assert formatter.calls == 4
+    assert outcome.text == text
+    assert outcome.failure == (
+        f"{'VSL006 at 2:6' if unsafe else 'VSL001 at 2:20'}"
+        " is still reported after fixing; not written"
+    )
+
+
+def test_fixed_code_that_does_not_parse_is_not_written():
+    formatter = Formatter(replacement=SAFE_FIXED + "def (\n")
+    outcome = fix_source(SAFE, "x.py", SAFE_CONFIG, formatter=formatter)
+    assert (outcome.text, outcome.fixed) == (SAFE, ())
+    assert outcome.failure == "the fixed code does not parse; not written"
