@@ -91,6 +91,17 @@ def test_a_replacement_ending_where_an_insertion_stands_does_not_overlap_it():
     assert applied == [0, 1]
 
 
+def test_an_insertion_where_an_earlier_replacement_ends_does_not_overlap_it():
+    fixes = [
+        fix(("A", (1, 5), (2, 1))),  # "a\n" up to line 2
+        fix(("# new\n", (2, 1), (2, 1))),  # insertion where it ends
+    ]
+    text, changed, applied = apply_fixes(TEXT, fixes)
+    assert text == "x = A# new\ny = b\nz = c\n"
+    assert applied == [0, 1]
+    assert changed == [(4, 5), (5, 11)]
+
+
 def test_two_different_insertions_at_one_point_overlap():
     fixes = [
         fix(("import a\n", (1, 1), (1, 1))),
