@@ -247,3 +247,21 @@ def test_an_unknown_fix_formatter_setting_is_an_error(project):
         f"error: {project / 'pyproject.toml'}: invalid value for 'fix-formatter': "
         "expected one of auto, ruff, black, yapf, none\n"
     )
+
+
+def test_none_chooses_no_formatter_without_a_warning(tmp_path):
+    warnings = []
+    choice = formatting.choose("none", tmp_path, 100, warnings)
+    assert choice == formatting.FormatterChoice("none", None, 100)
+    assert warnings == []
+
+
+def test_ruffs_own_package_is_found_when_nothing_is_beside_the_interpreter(
+    tmp_path, monkeypatch
+):
+    from ruff.__main__ import find_ruff_bin
+
+    monkeypatch.setattr(formatting, "_interpreter_scripts", lambda: [str(tmp_path)])
+    monkeypatch.setenv("PATH", str(tmp_path))  # and nothing on PATH either
+    assert formatting.find_executable("ruff") == find_ruff_bin()
+    assert formatting.find_executable("black") is None
