@@ -330,6 +330,26 @@ def test_add_noqa_through_the_cli_names_a_row_it_left_alone(tmp_path):
 
 
 @pytest.mark.fast
+def test_add_noqa_names_a_file_it_could_not_write_and_goes_on(tmp_path):
+    line = "ok = isinstance(spec, MLAAttentionSpec)\n"
+    for name in ("a.py", "b.py", "c.py"):
+        (tmp_path / name).write_text(KCI + line)
+    (tmp_path / "b.py").chmod(0o444)
+    out = run_cli("check", "--no-cache", "--add-noqa", ".", cwd=tmp_path)
+    assert (out.returncode, out.stdout) == (2, "")
+    assert out.stderr == (
+        "error: b.py: no noqa directive added: the file is read-only\n"
+        "Added 2 noqa directives.\n"
+    )
+    noqa = line.replace("\n", "  # noqa: VSL001\n")
+    assert [(tmp_path / n).read_text() for n in ("a.py", "b.py", "c.py")] == [
+        KCI + noqa,
+        KCI + line,
+        KCI + noqa,
+    ]
+
+
+@pytest.mark.fast
 def test_add_noqa_refuses_to_be_combined_with_fixing(tmp_path):
     out = run_cli(
         "check", "--output-format", "concise", "--add-noqa", "--fix", ".", cwd=tmp_path
