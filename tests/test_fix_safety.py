@@ -350,6 +350,31 @@ def test_add_noqa_names_a_file_it_could_not_write_and_goes_on(tmp_path):
 
 
 @pytest.mark.fast
+@pytest.mark.parametrize("command", [["fix"], ["check", "--fix"]])
+def test_an_unsafe_fix_run_that_could_not_write_offers_no_unsafe_fixes(
+    tmp_path, command
+):
+    (tmp_path / "a.py").write_text(
+        KCI + "ok = isinstance(s, MLAAttentionSpec)\nT = {MLAAttentionSpec: 1}\n"
+    )
+    (tmp_path / "a.py").chmod(0o444)
+    args = [*command, "--unsafe-fixes", "--no-cache", "--output-format", "concise"]
+    out = run_cli(*args, ".", cwd=tmp_path)
+    assert (out.returncode, out.stderr) == (
+        1,
+        "error: a.py: not written: the file is read-only\n",
+    )
+    assert out.stdout == (
+        "a.py:2:20: VSL001 [*] isinstance() check against MLAAttentionSpec leaves "
+        "out SlidingWindowMLASpec\n"
+        "a.py:3:6: VSL006 [*] table keyed by MLAAttentionSpec (exact-type lookup) "
+        "leaves out SlidingWindowMLASpec\n"
+        "Found 2 errors.\n"
+        "[*] 2 fixable with `--fix`.\n"
+    )
+
+
+@pytest.mark.fast
 def test_add_noqa_refuses_to_be_combined_with_fixing(tmp_path):
     out = run_cli(
         "check", "--output-format", "concise", "--add-noqa", "--fix", ".", cwd=tmp_path
