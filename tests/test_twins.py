@@ -252,6 +252,7 @@ def test_families_discover_prints_a_table_and_the_entry_to_paste(tree):
 def test_families_discover_json(tree):
     result = run_cli("families", "--discover", "--format", "json", str(tree))
     assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith('[\n  {\n    "anchor": ')  # indented by two
     assert json.loads(result.stdout)[0] == {
         "anchor": MLA,
         "companion": CHUNKED,
