@@ -242,7 +242,7 @@ class Facts:
                     return [], None
                 return [], followed
             return [], None
-        if root is not None and _mentions(statement, root):
+        if root is not None:
             added = self._added(statement, root, depth)
             if added is None:  # an unknown change: nothing known of its elements
                 if subject.value is None:
@@ -465,13 +465,6 @@ def _single_assignment(statement) -> tuple[str, cst.BaseExpression] | None:
     else:
         return None
     return (target.value, value) if isinstance(target, cst.Name) else None
-
-
-def _mentions(statement, name: str) -> bool:
-    return any(
-        isinstance(n, cst.Name) and n.value == name
-        for n in walk(statement, prune=(cst.FunctionDef, cst.Lambda))
-    )
 
 
 def ends_in(block: cst.BaseSuite, kind) -> bool:
