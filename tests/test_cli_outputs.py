@@ -448,3 +448,11 @@ def test_fix_from_stdin_frames_the_given_source_not_the_file(tmp_path):
         "4 | def uses_mla(spec):\n"
         "5 |     return isinstance(spec, MLAAttentionSpec)\n"
     )
+
+
+def test_the_full_format_marks_unsafe_fixes_fixable_when_they_are_allowed(tmp_path):
+    (tmp_path / "w.py").write_text(BAD)
+    shown = run_cli("check", "--no-cache", "--unsafe-fixes", ".", cwd=tmp_path)
+    assert shown.stdout.startswith("VSL001 [*] isinstance() check against ")
+    hidden = run_cli("check", "--no-cache", ".", cwd=tmp_path)
+    assert hidden.stdout.startswith("VSL001 isinstance() check against ")
