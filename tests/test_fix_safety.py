@@ -375,12 +375,15 @@ def test_an_unsafe_fix_run_that_could_not_write_offers_no_unsafe_fixes(
 
 
 @pytest.mark.fast
-def test_add_noqa_refuses_to_be_combined_with_fixing(tmp_path):
-    out = run_cli(
-        "check", "--output-format", "concise", "--add-noqa", "--fix", ".", cwd=tmp_path
+@pytest.mark.parametrize("other", [["--fix", "."], ["--diff", "."], ["-"]])
+def test_add_noqa_refuses_to_be_combined_with_fixing(tmp_path, other):
+    (tmp_path / "a.py").write_text(KCI + "ok = isinstance(s, MLAAttentionSpec)\n")
+    out = run_cli("check", "--add-noqa", *other, cwd=tmp_path, input="")
+    assert (out.returncode, out.stdout) == (2, "")
+    assert out.stderr.startswith(
+        "error: --add-noqa cannot be combined with --fix, --diff or -"
     )
-    assert out.returncode == 2
-    assert out.stderr.startswith("error: --add-noqa cannot be combined")
+    assert "noqa" not in (tmp_path / "a.py").read_text()
 
 
 def _changed_since(before: dict[Path, bytes], tree: Path) -> list[Path]:
