@@ -456,3 +456,22 @@ def test_the_full_format_marks_unsafe_fixes_fixable_when_they_are_allowed(tmp_pa
     assert shown.stdout.startswith("VSL001 [*] isinstance() check against ")
     hidden = run_cli("check", "--no-cache", ".", cwd=tmp_path)
     assert hidden.stdout.startswith("VSL001 isinstance() check against ")
+
+
+def test_a_file_that_cannot_be_decoded_has_no_frame_and_the_next_one_has(tmp_path):
+    (tmp_path / "a.py").write_bytes(
+        b'from vllm.v1.kv_cache_interface import MLAAttentionSpec\nx = "\xff"\n'
+    )
+    (tmp_path / "b.py").write_text(BAD)
+    out = run_cli("check", "--no-cache", ".", cwd=tmp_path)
+    assert out.stdout.startswith(
+        "VSL900 cannot decode: 'utf-8' codec can't decode byte 0xff in position 61: "
+        "invalid start byte\n"
+        " --> a.py:1:1\n"
+        "\n"
+        "VSL001 isinstance() check against MLAAttentionSpec leaves out "
+        "SlidingWindowMLASpec\n"
+        " --> b.py:2:40\n"
+        "  |\n"
+        "1 | from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
+    )
