@@ -4,6 +4,7 @@ of vLLM PR #45831 replayed on a real release."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -319,6 +320,27 @@ def test_nixl_codemod_cli_reports_unreadable_and_unwritable_workers_and_goes_on(
     ]
     assert readonly.read_text() == WORKER_WITH_MORE_CHECKS
     assert "(MLAAttentionSpec, SlidingWindowMLASpec)" in good.read_text()
+
+
+@pytest.mark.parametrize(
+    ("kind", "reason"),
+    [
+        ("absent", "No such file or directory"),
+        ("pipe", "not a regular file: {path}"),
+        ("undecodable", "invalid or missing encoding declaration"),
+    ],
+)
+def test_a_nixl_worker_that_cannot_be_read_alone_exits_2(tmp_path, kind, reason):
+    path = tmp_path / "base_worker.py"
+    if kind == "pipe":
+        os.mkfifo(path)
+    elif kind == "undecodable":
+        path.write_bytes(b"# MLAAttentionSpec \xff\xfe\n")
+    out = run_cli("codemod", "nixl-mla-region", str(path))
+    assert (out.returncode, out.stdout) == (2, "")
+    assert out.stderr == (
+        f"error: {path}: cannot read the NIXL worker: {reason.format(path=path)}\n"
+    )
 
 
 def test_nixl_codemod_diff(tmp_path):
