@@ -475,6 +475,29 @@ def test_codemod_shows_progress_on_a_terminal_and_warnings(tmp_path, monkeypatch
         "\r[###############...............] 1/2 files"
         "\r[##############################] 2/2 files\n"
         f"warning: {kci}: cannot read class hierarchy: invalid syntax (<unknown>, line 1)\n"
-        "2 files checked, 1 would change, 1 findings would fix, 0 failures "
+        "2 files checked, 1 would change, 1 finding would fix, 0 failures "
         "(VSL001: 1)\n"
     )
+
+
+@pytest.mark.parametrize("terminal", [True, False])
+def test_codemod_shows_progress_on_a_terminal_only(tmp_path, monkeypatch, terminal):
+    import io
+
+    from vllm_spec_lint.faces import cli
+
+    class Stderr(io.StringIO):
+        def isatty(self):
+            return terminal
+
+    (tmp_path / "w.py").write_text(
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n\n"
+        "ok = isinstance(spec, MLAAttentionSpec)\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    err = Stderr()
+    monkeypatch.setattr(sys, "stderr", err)
+    assert cli.main(["codemod", "add-sliding-window-mla", "--diff", "."]) == 1
+    summary = "1 file checked, 1 would change, 1 finding would fix, 0 failures"
+    progress = "\r[##############################] 1/1 files\n" if terminal else ""
+    assert err.getvalue() == progress + summary + " (VSL001: 1)\n"

@@ -761,13 +761,15 @@ def _codemod_summary(result, changed, failures: int, *, diff: bool) -> str:
     """Files checked and changed, and the fixes per rule (``would`` with --diff)."""
     from collections import Counter
 
+    from vllm_spec_lint.faces.report import plural
+
     per_rule = Counter(code for r in changed for code in r.fixed)
     fixed = sum(per_rule.values())
     verb = "would change" if diff else "changed"
     fixes = "would fix" if diff else "fixed"
     text = (
-        f"{len(result.results)} files checked, {len(changed)} {verb}, "
-        f"{fixed} findings {fixes}, {failures} failures"
+        f"{plural(len(result.results), 'file')} checked, {len(changed)} {verb}, "
+        f"{plural(fixed, 'finding')} {fixes}, {plural(failures, 'failure')}"
     )
     if per_rule:
         text += " (" + ", ".join(f"{c}: {n}" for c, n in sorted(per_rule.items())) + ")"
