@@ -450,28 +450,33 @@ def test_codemod_reads_the_package_and_hierarchy_of_the_file(tmp_path):
     assert isinstance(covered, TransformSkip)
 
 
-def test_codemod_shows_progress_on_a_terminal_and_warnings(tmp_path, monkeypatch):
+def _codemod_stderr(tree, monkeypatch, *, terminal: bool) -> str:
+    """What `codemod add-sliding-window-mla --diff .` writes to a stderr that
+    is (or is not) a terminal, run in this process."""
     import io
-    import sys
 
     from vllm_spec_lint.faces import cli
 
-    class Terminal(io.StringIO):
+    class Stderr(io.StringIO):
         def isatty(self):
-            return True
+            return terminal
 
-    kci = tmp_path / "vllm" / "v1" / "kv_cache_interface.py"
-    kci.parent.mkdir(parents=True)
-    kci.write_text("class (:\n")
-    (tmp_path / "w.py").write_text(
+    (tree / "w.py").write_text(
         "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n\n"
         "ok = isinstance(spec, MLAAttentionSpec)\n"
     )
-    monkeypatch.chdir(tmp_path)
-    err = Terminal()
+    monkeypatch.chdir(tree)
+    err = Stderr()
     monkeypatch.setattr(sys, "stderr", err)
     assert cli.main(["codemod", "add-sliding-window-mla", "--diff", "."]) == 1
-    assert err.getvalue() == (
+    return err.getvalue()
+
+
+def test_codemod_shows_progress_on_a_terminal_and_warnings(tmp_path, monkeypatch):
+    kci = tmp_path / "vllm" / "v1" / "kv_cache_interface.py"
+    kci.parent.mkdir(parents=True)
+    kci.write_text("class (:\n")
+    assert _codemod_stderr(tmp_path, monkeypatch, terminal=True) == (
         "\r[###############...............] 1/2 files"
         "\r[##############################] 2/2 files\n"
         f"warning: {kci}: cannot read class hierarchy: invalid syntax (<unknown>, line 1)\n"
@@ -482,22 +487,8 @@ def test_codemod_shows_progress_on_a_terminal_and_warnings(tmp_path, monkeypatch
 
 @pytest.mark.parametrize("terminal", [True, False])
 def test_codemod_shows_progress_on_a_terminal_only(tmp_path, monkeypatch, terminal):
-    import io
-
-    from vllm_spec_lint.faces import cli
-
-    class Stderr(io.StringIO):
-        def isatty(self):
-            return terminal
-
-    (tmp_path / "w.py").write_text(
-        "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n\n"
-        "ok = isinstance(spec, MLAAttentionSpec)\n"
-    )
-    monkeypatch.chdir(tmp_path)
-    err = Stderr()
-    monkeypatch.setattr(sys, "stderr", err)
-    assert cli.main(["codemod", "add-sliding-window-mla", "--diff", "."]) == 1
     summary = "1 file checked, 1 would change, 1 finding would fix, 0 failures"
     progress = "\r[##############################] 1/1 files\n" if terminal else ""
-    assert err.getvalue() == progress + summary + " (VSL001: 1)\n"
+    assert _codemod_stderr(tmp_path, monkeypatch, terminal=terminal) == (
+        progress + summary + " (VSL001: 1)\n"
+    )
