@@ -29,6 +29,20 @@ def codes(source: str, **kwargs) -> list[str]:
     return [code for code, _, _ in findings(source, **kwargs)]
 
 
+@pytest.fixture(autouse=True)
+def cold_caches():
+    """Each test starts with the package's module-level caches empty, as a
+    new process does. Under mutmut every mutant's run is forked from a
+    process that already ran the suite: a full cache skips the code that
+    fills it, whose mutants then survive every test. (Functions under
+    ``functools.cache`` are not mutated.)"""
+    from vllm_spec_lint.core import analysis
+    from vllm_spec_lint.model import syntax
+
+    syntax._FIELDS.clear()
+    analysis._SCREENED.clear()
+
+
 @pytest.fixture
 def examples(tmp_path) -> Path:
     """A copy of the example tree (5 findings, the NIXL worker, no

@@ -1,17 +1,16 @@
 """The syntax helpers against libcst itself: `child_nodes` yields a node's
 children as libcst's own `children` does (source order), less layout.
 
-Each test starts from an empty field-order cache: the order of a node kind
-is worked out the first time the kind is seen, and a cache filled by an
-earlier test (or, under mutmut, by the process the test was forked from)
-would hide how it is worked out."""
+The order of a node kind is worked out the first time the kind is seen;
+conftest's ``cold_caches`` empties that cache before each test, so that a
+cache filled by an earlier test (or, under mutmut, by the process the test
+was forked from) does not hide how it is worked out."""
 
 from __future__ import annotations
 
 import libcst as cst
 import pytest
 
-from vllm_spec_lint.model import syntax
 from vllm_spec_lint.model.syntax import (
     child_nodes,
     code_of,
@@ -72,11 +71,6 @@ class Generic[T](Base):
     async def g[U](self, u: U) -> T:
         pass
 """
-
-
-@pytest.fixture(autouse=True)
-def cold_field_orders(monkeypatch):
-    monkeypatch.setattr(syntax, "_FIELDS", {})
 
 
 def _libcst_children(node: cst.CSTNode) -> list[cst.CSTNode]:
