@@ -5,14 +5,20 @@ from __future__ import annotations
 
 import json
 import os
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from vllm_spec_lint.core.findings import Finding
 from vllm_spec_lint.faces.report import (
+    check_summary,
     diff_summary,
+    fix_summary,
+    format_concise,
+    format_fixes,
     format_full,
+    format_json,
     format_sarif,
     format_statistics,
 )
@@ -125,3 +131,52 @@ def test_the_diff_summary_counts_what_only_unsafe_fixes_would_do(
     would_fix, remaining, unsafe, expected
 ):
     assert diff_summary(would_fix, remaining, unsafe=unsafe) == expected
+
+
+STRICT_ONLY = Finding(
+    "VSL001", "leaves out", "m.py", (3, 8), (3, 24), suppressed_by="narrowed: x"
+)
+
+
+def test_concise_lines_mark_allowed_fixes_and_say_what_strict_mode_added():
+    # Unsafe fixes are not allowed unless asked: the default is the explicit no.
+    expected = "m.py:2:6: VSL001 leaves out\nm.py:3:8: VSL001 leaves out [strict; narrowed: x]\n"
+    assert format_concise([SPANNING, STRICT_ONLY]) == expected
+    assert format_concise([SPANNING, STRICT_ONLY], unsafe=False) == expected
+    assert (
+        format_concise([SPANNING], unsafe=True) == "m.py:2:6: VSL001 [*] leaves out\n"
+    )
+
+
+UNSAFE_AVAILABLE = "1 unsafe fix available with `--fix --unsafe-fixes`.\n"
+
+
+def test_summaries_offer_unsafe_fixes_unless_they_are_allowed():
+    assert check_summary([SPANNING]) == "Found 1 error.\n" + UNSAFE_AVAILABLE
+    assert check_summary([SPANNING], unsafe=False) == check_summary([SPANNING])
+    assert check_summary([SPANNING], unsafe=True) == (
+        "Found 1 error.\n[*] 1 fixable with `--fix`.\n"
+    )
+    assert fix_summary(0, [SPANNING]) == "Found 1 error.\n" + UNSAFE_AVAILABLE
+    assert fix_summary(0, [SPANNING], unsafe=True) == (
+        "Found 1 error.\n[*] 1 fixable with `--fix`.\n"
+    )
+    fixed_two = "Found 3 errors (2 fixed, 1 remaining).\n"
+    assert fix_summary(2, [SPANNING]) == fixed_two + UNSAFE_AVAILABLE
+    assert fix_summary(2, [SPANNING], unsafe=False) == fixed_two + UNSAFE_AVAILABLE
+    assert fix_summary(2, [SPANNING], unsafe=True) == fixed_two
+
+
+def test_show_fixes_skips_files_without_fixes_and_names_known_rules():
+    codes = {"a.py": Counter(), "b.py": Counter({"VSL001": 2, "VSL999": 1})}
+    assert format_fixes(codes, applied=True) == (
+        "\nFixed 3 errors:\n- b.py:\n"
+        "    2 \u00d7 VSL001 (isinstance-leaves-out-companion)\n"
+        "    1 \u00d7 VSL999\n\n"
+    )
+    assert format_fixes({"a.py": Counter()}, applied=False) == ""
+
+
+def test_json_is_indented_by_two():
+    assert format_json([SPANNING]).startswith('[\n  {\n    "code": "VSL001",\n')
+    assert format_json([SPANNING]).endswith("\n]\n")
