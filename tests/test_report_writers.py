@@ -180,3 +180,24 @@ def test_show_fixes_skips_files_without_fixes_and_names_known_rules():
 def test_json_is_indented_by_two():
     assert format_json([SPANNING]).startswith('[\n  {\n    "code": "VSL001",\n')
     assert format_json([SPANNING]).endswith("\n]\n")
+
+
+def test_nearby_edits_share_a_diff_window_and_later_windows_shift_by_added_rows():
+    from vllm_spec_lint.faces.report import _edit_windows
+
+    fix = Fix(
+        "unsafe",
+        "several edits",
+        (
+            Edit("i1\ni2\ni3\ni4\n", (1, 1), (1, 1)),  # 4 rows added above row 1
+            Edit("X\nW", (2, 5), (2, 6)),  # 1 more, close enough to share
+            Edit("p\nq", (5, 1), (5, 3)),  # three rows on: a window of its own
+            Edit("z\n", (10, 1), (10, 1)),
+        ),
+    )
+    # (rows before, rows after), 0-based and end-exclusive, one row of context.
+    assert list(_edit_windows(fix, 20)) == [
+        ((0, 3), (0, 8)),
+        ((3, 6), (8, 12)),
+        ((8, 11), (14, 18)),
+    ]
