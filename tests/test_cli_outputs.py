@@ -475,3 +475,24 @@ def test_a_file_that_cannot_be_decoded_has_no_frame_and_the_next_one_has(tmp_pat
         "  |\n"
         "1 | from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
     )
+
+
+def test_families_draws_the_hierarchy_as_mermaid_without_discovering(tmp_path):
+    kci = tmp_path / "vllm" / "v1" / "kv_cache_interface.py"
+    kci.parent.mkdir(parents=True)
+    kci.write_text(SPEC_CLASSES)
+    out = run_cli("families", "--output-format", "mermaid", ".", cwd=tmp_path)
+    assert (out.returncode, out.stderr) == (0, "")
+    assert out.stdout == (
+        "flowchart TD\n"
+        "    KVCacheSpec --> AttentionSpec\n"
+        "    AttentionSpec --> FullAttentionSpec\n"
+        "    FullAttentionSpec --> MLAAttentionSpec\n"
+        "    SlidingWindowSpec --> SlidingWindowMLASpec\n"
+        "    AttentionSpec --> SlidingWindowSpec\n"
+        '    MLAAttentionSpec -.-|"family mla"| SlidingWindowMLASpec\n'
+        "    classDef anchor fill:#fde2e2,stroke:#c0392b\n"
+        "    classDef companion fill:#e2effd,stroke:#2874a6\n"
+        "    class MLAAttentionSpec anchor\n"
+        "    class SlidingWindowMLASpec companion\n"
+    )
