@@ -9,6 +9,7 @@ import pytest
 from vllm_spec_lint.core import fixing
 from vllm_spec_lint.core.fixing import fix_source
 from vllm_spec_lint.core.settings import Config
+from vllm_spec_lint.model.hierarchy import Family
 
 HEADER = (
     "from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowMLASpec\n"
@@ -97,3 +98,35 @@ def test_fixed_code_that_does_not_parse_is_not_written():
     outcome = fix_source(SAFE, "x.py", SAFE_CONFIG, formatter=formatter)
     assert (outcome.text, outcome.fixed) == (SAFE, ())
     assert outcome.failure == "the fixed code does not parse; not written"
+
+
+def test_companions_of_an_aliased_relative_import_get_lines_of_their_own():
+    family = Family(
+        "mla",
+        "vllm.v1.kv_cache_interface",
+        ("MLAAttentionSpec", "SlidingWindowMLASpec", "ChunkedMLASpec"),
+    )
+    text = (
+        "from typing import TYPE_CHECKING\n\n"
+        "if TYPE_CHECKING:\n"
+        "    from ..kv_cache_interface import MLAAttentionSpec as MLA\n\n\n"
+        "def uses_mla(spec):\n"
+        "    return isinstance(spec, MLA)\n"
+    )
+    outcome = fix_source(
+        text,
+        "vllm/v1/core/x.py",
+        Config(families=(family,)),
+        module_name="vllm.v1.core.x",
+        unsafe=True,
+    )
+    assert (outcome.fixed, outcome.failure) == (("VSL001",), None)
+    assert outcome.text == (
+        "from typing import TYPE_CHECKING\n\n"
+        "if TYPE_CHECKING:\n"
+        "    from ..kv_cache_interface import MLAAttentionSpec as MLA\n"
+        "    from ..kv_cache_interface import SlidingWindowMLASpec\n"
+        "    from ..kv_cache_interface import ChunkedMLASpec\n\n\n"
+        "def uses_mla(spec):\n"
+        "    return isinstance(spec, (MLA, SlidingWindowMLASpec, ChunkedMLASpec))\n"
+    )
