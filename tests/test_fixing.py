@@ -130,3 +130,44 @@ def test_companions_of_an_aliased_relative_import_get_lines_of_their_own():
         "def uses_mla(spec):\n"
         "    return isinstance(spec, (MLA, SlidingWindowMLASpec, ChunkedMLASpec))\n"
     )
+
+
+THREE = Family(
+    "mla",
+    "vllm.v1.kv_cache_interface",
+    ("MLAAttentionSpec", "SlidingWindowMLASpec", "ChunkedMLASpec"),
+)
+IMPORTED = "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
+ALL_IMPORTED = (
+    "from vllm.v1.kv_cache_interface import "
+    "ChunkedMLASpec, MLAAttentionSpec, SlidingWindowMLASpec\n"
+)
+DISPATCH = "\n\n@singledispatch\ndef size(spec):\n    return 0\n\n\n"
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        (
+            IMPORTED + DISPATCH + "@size.register(MLAAttentionSpec)\n"
+            "def _(spec):\n    return 1\n",
+            ALL_IMPORTED + DISPATCH + "@size.register(MLAAttentionSpec)\n"
+            "@size.register(SlidingWindowMLASpec)\n"
+            "@size.register(ChunkedMLASpec)\n"
+            "def _(spec):\n    return 1\n",
+        ),
+        (
+            IMPORTED + "\nREGISTRY.register(MLAAttentionSpec, handler)  # MLA\nx = 1\n",
+            ALL_IMPORTED + "\nREGISTRY.register(MLAAttentionSpec, handler)  # MLA\n"
+            "REGISTRY.register(SlidingWindowMLASpec, handler)\n"
+            "REGISTRY.register(ChunkedMLASpec, handler)\n"
+            "x = 1\n",
+        ),
+    ],
+    ids=["decorator", "statement"],
+)
+def test_each_companion_is_registered_on_a_line_of_its_own_after_the_anchor(
+    before, after
+):
+    outcome = fix_source(before, "x.py", Config(families=(THREE,)), unsafe=True)
+    assert (outcome.text, outcome.fixed, outcome.failure) == (after, ("VSL006",), None)

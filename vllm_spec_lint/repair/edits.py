@@ -56,9 +56,10 @@ def fix_from_plan(model: SemanticModel, plan: FixPlan) -> Fix | None:
             Edit(_code_in_place(model, plan.node, plan.replacement), start, end)
         )
     if plan.after:
-        # Whole lines, after the node's last line; each node writes its own
-        # indentation and line break.
-        row = end[0] + 1 if end[1] > 1 else end[0]
+        # Whole lines, after the node's last line (a node's span ends after
+        # its last character, never at a line's start); each node writes its
+        # own indentation and line break.
+        row = end[0] + 1
         text = "".join(_code_in_place(model, plan.node, n) for n in plan.after)
         edits.append(Edit(text, (row, 1), (row, 1)))
     if plan.imports:
