@@ -492,3 +492,32 @@ def test_codemod_shows_progress_on_a_terminal_only(tmp_path, monkeypatch, termin
     assert _codemod_stderr(tmp_path, monkeypatch, terminal=terminal) == (
         progress + summary + " (VSL001: 1)\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("command", "closing"),
+    [
+        (["codemod", "add-sliding-window-mla", "--diff"], ""),
+        # The fix run closes with its summary, on stdout as ruff's.
+        (["fix", "--diff", "--unsafe-fixes", "--no-cache"], "\nWould fix 2 errors.\n"),
+    ],
+)
+def test_a_diff_shows_each_changed_files_diff_in_turn(tmp_path, command, closing):
+    bad = (
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
+        "is_mla_region = isinstance(layer_spec, MLAAttentionSpec)\n"
+    )
+    (tmp_path / "a.py").write_text(bad)
+    (tmp_path / "b.py").write_text(bad)
+    out = run_cli(*command, ".", cwd=tmp_path)
+    assert out.returncode == 1
+    diffs = "".join(
+        f"--- {name}\n+++ {name}\n@@ -1,2 +1,2 @@\n"
+        "-from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
+        "-is_mla_region = isinstance(layer_spec, MLAAttentionSpec)\n"
+        "+from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowMLASpec\n"
+        "+is_mla_region = isinstance(layer_spec, (MLAAttentionSpec, SlidingWindowMLASpec))\n"
+        for name in ("a.py", "b.py")
+    )
+    assert out.stdout == diffs + closing
+    assert (tmp_path / "a.py").read_text() == bad

@@ -220,6 +220,14 @@ def test_links_outside_the_roots_are_not_followed_unless_asked(tmp_path):
     assert {Path(f["filename"]).name for f in followed} == {"link.py", "elsewhere.py"}
 
 
+def test_a_link_to_a_file_inside_the_roots_is_checked(tmp_path):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "b.py").write_text(BAD)
+    os.symlink(tmp_path / "sub" / "b.py", tmp_path / "link.py")
+    names = sorted(Path(f["filename"]).relative_to(tmp_path) for f in _check(tmp_path))
+    assert names == [Path("link.py"), Path("sub/b.py")]
+
+
 @pytest.mark.parametrize(
     "name", ["with space.py", "ünïcödé.py", "new\nline.py", 'quote"s.py', "50%,a:b.py"]
 )
