@@ -496,3 +496,18 @@ def test_families_draws_the_hierarchy_as_mermaid_without_discovering(tmp_path):
         "    class MLAAttentionSpec anchor\n"
         "    class SlidingWindowMLASpec companion\n"
     )
+
+
+def test_the_code_frame_of_stdin_shows_stdin_not_the_file_of_that_name(tmp_path):
+    (tmp_path / "w.py").write_text("x = 1\n")
+    out = run_cli(
+        "check", "--no-cache", "--stdin-filename", "w.py", "-", cwd=tmp_path, input=BAD
+    )
+    assert out.stdout.startswith(
+        "VSL001 isinstance() check against MLAAttentionSpec leaves out "
+        "SlidingWindowMLASpec\n"
+        " --> w.py:2:40\n"
+        "  |\n"
+        "1 | from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
+        "2 | is_mla_region = isinstance(layer_spec, MLAAttentionSpec)\n"
+    )
