@@ -87,6 +87,9 @@ def test_a_fix_that_keeps_coming_back_is_given_up_after_four_passes(unsafe):
     outcome = fix_source(text, "x.py", config, unsafe=unsafe, formatter=formatter)
     assert formatter.calls == 4
     assert outcome.text == text
+    assert [f.code for f in outcome.remaining] == (
+        ["VSL006", "VSL001"] if unsafe else ["VSL001"]
+    )
     assert outcome.failure == (
         f"{'VSL006 at 2:6' if unsafe else 'VSL001 at 2:20'}"
         " is still reported after fixing; not written"
