@@ -4,8 +4,11 @@ patterns, patterns that stop at their own folder, and a nested
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 from vllm_spec_lint.core.settings import Config
-from vllm_spec_lint.edges.discovery import Excluder
+from vllm_spec_lint.edges.discovery import Excluder, iter_python_files
 
 
 def test_a_folder_pattern_excludes_a_folder_not_a_file_of_that_name(tmp_path):
@@ -52,3 +55,27 @@ def test_a_gitignore_outside_a_git_checkout_is_not_read(tmp_path):
     (tmp_path / ".gitignore").write_text("*.py\n")
     excluder = Excluder(Config(root=tmp_path))
     assert not excluder.excludes(tmp_path / "a.py", is_dir=False)
+
+
+def test_an_excluded_folder_is_never_listed(tmp_path, monkeypatch):
+    # Excluded by a folder pattern, by .gitignore and by name (as ruff's
+    # defaults): the walk must not even list them (a node_modules can hold
+    # a million files).
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".gitignore").write_text("out/\n")
+    for folder in ("generated", "out", "node_modules", "src"):
+        (tmp_path / folder / "deeper").mkdir(parents=True)
+        (tmp_path / folder / "deeper" / "a.py").write_text("x = 1\n")
+    listed = []
+    scandir = os.scandir
+
+    def recorded(path):
+        listed.append(os.path.relpath(path, tmp_path))
+        return scandir(path)
+
+    monkeypatch.setattr(os, "scandir", recorded)
+    monkeypatch.chdir(tmp_path)
+    config = Config(root=tmp_path, exclude=("generated/",))
+    files = list(iter_python_files([Path(".")], config))
+    assert files == ["src/deeper/a.py"]
+    assert sorted(listed) == [".", "src", "src/deeper"]
