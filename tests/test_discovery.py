@@ -60,12 +60,13 @@ def test_a_gitignore_outside_a_git_checkout_is_not_read(tmp_path):
 def test_an_excluded_folder_is_never_listed(tmp_path, monkeypatch):
     # Excluded by a folder pattern, by .gitignore and by name (as ruff's
     # defaults): the walk must not even list them (a node_modules can hold
-    # a million files).
+    # a million files). One level down, so that a folder's name alone is
+    # not its path.
     (tmp_path / ".git").mkdir()
     (tmp_path / ".gitignore").write_text("out/\n")
     for folder in ("generated", "out", "node_modules", "src"):
-        (tmp_path / folder / "deeper").mkdir(parents=True)
-        (tmp_path / folder / "deeper" / "a.py").write_text("x = 1\n")
+        (tmp_path / "pkg" / folder / "deeper").mkdir(parents=True)
+        (tmp_path / "pkg" / folder / "deeper" / "a.py").write_text("x = 1\n")
     listed = []
     scandir = os.scandir
 
@@ -75,7 +76,7 @@ def test_an_excluded_folder_is_never_listed(tmp_path, monkeypatch):
 
     monkeypatch.setattr(os, "scandir", recorded)
     monkeypatch.chdir(tmp_path)
-    config = Config(root=tmp_path, exclude=("generated/",))
-    files = list(iter_python_files([Path(".")], config))
-    assert files == ["src/deeper/a.py"]
-    assert sorted(listed) == [".", "src", "src/deeper"]
+    config = Config(root=tmp_path, exclude=("pkg/generated/",))
+    files = list(iter_python_files([Path("pkg")], config))
+    assert files == ["pkg/src/deeper/a.py"]
+    assert sorted(listed) == ["pkg", "pkg/src", "pkg/src/deeper"]
