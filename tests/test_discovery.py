@@ -80,3 +80,33 @@ def test_an_excluded_folder_is_never_listed(tmp_path, monkeypatch):
     files = list(iter_python_files([Path("pkg")], config))
     assert files == ["pkg/src/deeper/a.py"]
     assert sorted(listed) == ["pkg", "pkg/src", "pkg/src/deeper"]
+
+
+def test_a_folder_only_pattern_leaves_a_file_of_a_matching_name(tmp_path, monkeypatch):
+    (tmp_path / "gen_specs.py").write_text("x = 1\n")
+    (tmp_path / "generated").mkdir()
+    (tmp_path / "generated" / "a.py").write_text("x = 1\n")
+    monkeypatch.chdir(tmp_path)
+    config = Config(root=tmp_path, exclude=("gen*/",), respect_gitignore=False)
+    assert list(iter_python_files([Path(".")], config)) == ["gen_specs.py"]
+
+
+def test_overlapping_roots_give_each_file_once(tmp_path, monkeypatch):
+    (tmp_path / "pkg" / "sub").mkdir(parents=True)
+    (tmp_path / "pkg" / "a.py").write_text("x = 1\n")
+    (tmp_path / "pkg" / "sub" / "b.py").write_text("x = 1\n")
+    monkeypatch.chdir(tmp_path)
+    roots = [Path("pkg/sub"), Path("pkg"), Path("pkg")]
+    assert list(iter_python_files(roots, Config(root=tmp_path))) == [
+        "pkg/sub/b.py",
+        "pkg/a.py",
+    ]
+
+
+def test_following_links_through_a_loop_lists_each_folder_once(tmp_path, monkeypatch):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "a.py").write_text("x = 1\n")
+    os.symlink(tmp_path / "pkg", tmp_path / "pkg" / "loop")
+    monkeypatch.chdir(tmp_path)
+    files = iter_python_files([Path("pkg")], Config(root=tmp_path), follow_links=True)
+    assert list(files) == ["pkg/a.py"]
