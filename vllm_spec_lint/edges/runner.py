@@ -199,10 +199,12 @@ def _load_analysis() -> None:
 class _Analyses:
     """Analyses files as they are read, results in the order they came: in
     this process when there is one file (or ``jobs`` is 1); from a second
-    file on, in a pool of ``jobs`` worker processes started then."""
+    file on, in a pool of ``jobs`` worker processes started then. The pool
+    may start before the settings are known; ``task`` is set once they are."""
 
-    def __init__(self, task: Callable[[Path, bytes], FileResult] | None, jobs: int):
-        self.task = task
+    task: Callable[[Path, bytes], FileResult]
+
+    def __init__(self, jobs: int):
         self.jobs = jobs
         self.pool = None
         # Per file: its bytes (analysed here, later) or a Future.
@@ -333,7 +335,7 @@ def run(
         preread[name] = read_source(name)
         return preread[name]
 
-    analyses = _Analyses(None, jobs or os.cpu_count() or 1)
+    analyses = _Analyses(jobs or os.cpu_count() or 1)
     if len(files) > 1 and config.discover_families:
         # Discovery reads every file first: the workers start and import the
         # analysis meanwhile. Not otherwise: a run may parse nothing at all.
