@@ -482,3 +482,22 @@ def test_configuration_is_data_only(tmp_path):
     (tmp_path / "good.py").write_text(BAD)
     out = run_cli("check", "--output-format", "concise", ".", cwd=tmp_path)
     assert out.returncode == 1 and "good.py:3:40: VSL001" in out.stdout
+
+
+def _die(path, source):
+    os._exit(1)  # as a worker killed by the kernel's out-of-memory killer
+
+
+def test_a_worker_that_dies_is_reported_on_each_file_it_left_and_the_run_ends():
+    from vllm_spec_lint.core.findings import parse_error
+    from vllm_spec_lint.edges.runner import FileResult, _Analyses
+
+    analyses = _Analyses(2)
+    analyses.task = _die
+    analyses.add(Path("a.py"), b"x = 1\n")
+    analyses.add(Path("b.py"), b"x = 1\n")
+    died = "the analysis process died on this file"
+    assert list(analyses.results()) == [
+        FileResult("a.py", [parse_error("a.py", died)]),
+        FileResult("b.py", [parse_error("b.py", died)]),
+    ]
