@@ -11,6 +11,7 @@ import ast
 
 import pytest
 
+from tests.conftest import REPO
 from vllm_spec_lint.core import slicing
 from vllm_spec_lint.core.analysis import analyze_source
 from vllm_spec_lint.core.settings import Config
@@ -244,9 +245,16 @@ def test_slice(name):
         ast.parse(result.text)
 
 
-@pytest.mark.parametrize("name", CASES)
-def test_the_slice_changes_no_finding(name, monkeypatch):
-    text = CASES[name][0]
+def _differential_sources():
+    for name, (text, _) in CASES.items():
+        yield pytest.param(text, id=name)
+    for folder in (REPO / "examples", REPO / "tests" / "corpus"):
+        for path in sorted(folder.rglob("*.py")):
+            yield pytest.param(path.read_text(), id=str(path.relative_to(REPO)))
+
+
+@pytest.mark.parametrize("text", list(_differential_sources()))
+def test_slicing_changes_no_finding(text, monkeypatch):
     config = Config(strict=True)
     sliced = analyze_source(text, "x.py", config, module_name="vllm.x.y")
     monkeypatch.setattr(
@@ -343,3 +351,270 @@ def test_an_alias_of_one_familys_anchor_is_judged_against_that_family_only():
     )
     config = Config(families=(*Config().families, PLUGIN))
     assert not _slice(text, config=config).has_candidates
+
+
+# -- stubs, kept rows, and the screen ---------------------------------------------
+
+
+def test_slice_keeps_stubs_for_names_that_matter():
+    text = (
+        "def isinstance(a, b):\n    return True\n\n\n"
+        "class MLAAttentionSpec:\n    x = 1\n\n\n"
+        "def check(spec):\n    return isinstance(spec, MLAAttentionSpec)\n"
+    )
+    result = _slice(text)
+    # Blank lines after a definition that goes (or is stubbed) go with it.
+    assert result.text == (
+        "def isinstance(): pass\nclass MLAAttentionSpec: pass\n"
+        "def check(spec):\n    return isinstance(spec, MLAAttentionSpec)\n"
+    )
+    assert result.rows == [1, 5, 9, 10, 11]
+    ast.parse(result.text)
+
+
+def test_a_stub_keeps_its_methods_indent_and_async():
+    text = (
+        "class Holder:\n"
+        "    async def isinstance(self):\n"
+        "        return True\n"
+        "\n"
+        "    def check(self, spec):\n"
+        "        return isinstance(spec, MLAAttentionSpec)\n"
+    )
+    result = _slice(text)
+    assert result.text == (
+        "class Holder:\n"
+        "    async def isinstance(): pass\n"
+        "    def check(self, spec):\n"
+        "        return isinstance(spec, MLAAttentionSpec)\n"
+    )
+    assert result.rows == [1, 2, 5, 6, 7]
+
+
+def test_slice_keeps_kept_lines_and_their_rows():
+    text = (
+        "import os\n\n\n"
+        "def unrelated(a):\n    return a + 1\n\n\n"
+        "@decorator\n"
+        "def related(spec):\n    return isinstance(spec, MLAAttentionSpec)\n\n\n"
+        "class Holder:\n    def build(self):\n        return MLAAttentionSpec(16)\n"
+    )
+    result = _slice(text)
+    lines = text.split("\n")
+    kept = result.text.split("\n")
+    assert not [line for line in kept if "unrelated" in line]  # gone entirely
+    assert not [
+        line for line in kept if "Holder" in line
+    ]  # constructing is not checking
+    assert "@decorator" in kept
+    for line, row in zip(kept, result.rows, strict=False):
+        assert lines[row - 1] == line
+    ast.parse(result.text)
+
+
+SCREENED = {
+    # Covered in the test itself, through names imported from the family module.
+    "covered": (
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowMLASpec\n"
+        "def f(s):\n    return isinstance(s, (MLAAttentionSpec, SlidingWindowMLASpec))\n",
+        False,
+    ),
+    "covered by a base": (
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowSpec\n"
+        "def f(s):\n    return isinstance(s, (MLAAttentionSpec, SlidingWindowSpec))\n",
+        False,
+    ),
+    # A base does not cover an exact comparison.
+    "exact with a base": (
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowSpec\n"
+        "def f(s):\n    return type(s) in (MLAAttentionSpec, SlidingWindowSpec)\n",
+        True,
+    ),
+    "imported elsewhere": (
+        "from fakes import SlidingWindowMLASpec\n"
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
+        "def f(s):\n    return isinstance(s, (MLAAttentionSpec, SlidingWindowMLASpec))\n",
+        True,
+    ),
+    "rebound": (
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowMLASpec\n"
+        "def f(s, SlidingWindowMLASpec):\n"
+        "    return isinstance(s, (MLAAttentionSpec, SlidingWindowMLASpec))\n",
+        True,
+    ),
+    "imported in another function": (
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
+        "def g():\n    from vllm.v1.kv_cache_interface import SlidingWindowMLASpec\n"
+        "def f(s):\n    return isinstance(s, (MLAAttentionSpec, SlidingWindowMLASpec))\n",
+        True,
+    ),
+    "companion only as the tested value": (
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowMLASpec\n"
+        "def f():\n    return issubclass(SlidingWindowMLASpec, MLAAttentionSpec)\n",
+        True,
+    ),
+    "constant": (
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
+        "SPECS = (MLAAttentionSpec,)\n",
+        True,
+    ),
+    "alias": (
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec as M\n"
+        "def f(s):\n    return isinstance(s, M)\n",
+        True,
+    ),
+    "a name test, the anchor only in a string": (
+        'ok = type(spec).__name__ == "MLAAttentionSpec"\n',
+        True,
+    ),
+    "any() over a covering isinstance": (
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowMLASpec\n"
+        "def f(xs):\n"
+        "    return any(isinstance(s, (MLAAttentionSpec, SlidingWindowMLASpec)) for s in xs)\n",
+        False,
+    ),
+    "a table keyed by the anchor": (
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
+        "T = {MLAAttentionSpec: 1}\n",
+        True,
+    ),
+    "the anchor only as a table's value": (
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowMLASpec\n"
+        "def f():\n    return {SlidingWindowMLASpec: MLAAttentionSpec}\n",
+        False,
+    ),
+    "registrations, none of the anchor": (
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
+        "@CustomOp.register('mla')\nclass MLA:\n"
+        "    def spec(self):\n        return MLAAttentionSpec(1)\n",
+        False,
+    ),
+    "a registration of the anchor": (
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
+        "def setup():\n    Registry.register(MLAAttentionSpec, Manager)\n",
+        True,
+    ),
+    "table keyed by the parent": (
+        "from vllm.v1.kv_cache_interface import SlidingWindowSpec\n"
+        "def f(s):\n"
+        "    table = {SlidingWindowSpec: False}\n"
+        "    return next(table[c] for c in type(s).__mro__ if c in table)\n",
+        True,
+    ),
+    "table keyed by the parent and the companion": (
+        "from vllm.v1.kv_cache_interface import SlidingWindowMLASpec, SlidingWindowSpec\n"
+        "def f(s):\n"
+        "    table = {SlidingWindowMLASpec: True, SlidingWindowSpec: False}\n"
+        "    return next(table[c] for c in type(s).__mro__ if c in table)\n",
+        False,
+    ),
+    "table keyed by the parent and a local class named as the companion": (
+        "from vllm.v1.kv_cache_interface import SlidingWindowSpec\n"
+        "class SlidingWindowMLASpec: ...\n"
+        "def f(s):\n"
+        "    table = {SlidingWindowMLASpec: True, SlidingWindowSpec: False}\n"
+        "    return next(table[c] for c in type(s).__mro__ if c in table)\n",
+        True,
+    ),
+    "a parent test that goes on": (
+        "from vllm.v1.kv_cache_interface import SlidingWindowSpec\n"
+        "def f(s):\n    if isinstance(s, SlidingWindowSpec):\n        s = 1\n",
+        False,
+    ),
+    "a parent test that returns nothing": (
+        "from vllm.v1.kv_cache_interface import SlidingWindowSpec\n"
+        "def f(s):\n    if isinstance(s, SlidingWindowSpec):\n        return\n",
+        True,
+    ),
+    "a parent test that returns a value": (
+        "from vllm.v1.kv_cache_interface import SlidingWindowSpec\n"
+        "def f(s):\n    if isinstance(s, SlidingWindowSpec):\n        return 2\n",
+        False,
+    ),
+    "a parent test that returns False at once": (
+        "from vllm.v1.kv_cache_interface import SlidingWindowSpec\n"
+        "def f(s):\n    if isinstance(s, SlidingWindowSpec):\n"
+        "        return False\n    return True\n",
+        True,
+    ),
+    # The companion's name bound again in the module: not vLLM's class.
+    "rebound by an assignment": (
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowMLASpec\n"
+        "SlidingWindowMLASpec = None\n"
+        "def f(s):\n    return isinstance(s, (MLAAttentionSpec, SlidingWindowMLASpec))\n",
+        True,
+    ),
+    "rebound by an except clause": (
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowMLASpec\n"
+        "try:\n    pass\nexcept Exception as SlidingWindowMLASpec:\n    pass\n"
+        "def f(s):\n    return isinstance(s, (MLAAttentionSpec, SlidingWindowMLASpec))\n",
+        True,
+    ),
+    "rebound by a capture pattern": (
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowMLASpec\n"
+        "match x:\n    case SlidingWindowMLASpec:\n        pass\n"
+        "def f(s):\n    return isinstance(s, (MLAAttentionSpec, SlidingWindowMLASpec))\n",
+        True,
+    ),
+    "rebound by a mapping pattern's rest": (
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowMLASpec\n"
+        "match x:\n    case {**SlidingWindowMLASpec}:\n        pass\n"
+        "def f(s):\n    return isinstance(s, (MLAAttentionSpec, SlidingWindowMLASpec))\n",
+        True,
+    ),
+    "rebound through global": (
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowMLASpec\n"
+        "def g():\n    global SlidingWindowMLASpec\n"
+        "def f(s):\n    return isinstance(s, (MLAAttentionSpec, SlidingWindowMLASpec))\n",
+        True,
+    ),
+    "table built by dict() keyed by the parent": (
+        "from vllm.v1.kv_cache_interface import SlidingWindowSpec\n"
+        "def f(s):\n"
+        "    table = dict([(SlidingWindowSpec, False)])\n"
+        "    return next(table[c] for c in type(s).__mro__ if c in table)\n",
+        True,
+    ),
+    "an implementation registered for the parent that rejects": (
+        "from functools import singledispatch\n"
+        "from vllm.v1.kv_cache_interface import SlidingWindowSpec\n"
+        "@singledispatch\n"
+        "def layout(spec):\n    return 1\n"
+        "@layout.register(SlidingWindowSpec)\n"
+        "def _(spec):\n    raise ValueError('no window')\n",
+        True,
+    ),
+    "aliases, covered": (
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec as M\n"
+        "from vllm.v1.kv_cache_interface import SlidingWindowMLASpec as W\n"
+        "def f(s):\n    return isinstance(s, (M, W))\n",
+        False,
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    "module_name, candidate",
+    [("vllm.v1.worker.layout", False), ("plugin.layout", True), (None, True)],
+)
+def test_a_relative_import_is_trusted_only_where_it_reaches_vllm(
+    module_name, candidate
+):
+    text = (
+        "from ..kv_cache_interface import MLAAttentionSpec, SlidingWindowMLASpec\n"
+        "def f(s):\n    return isinstance(s, (MLAAttentionSpec, SlidingWindowMLASpec))\n"
+    )
+    assert _slice(text, module_name).has_candidates == candidate
+
+
+@pytest.mark.parametrize("name", SCREENED)
+def test_screen_keeps_every_possible_finding(name):
+    """A file whose every check surely covers the companion needs no libcst;
+    any doubt keeps the check, and then the full analysis decides."""
+    text, candidate = SCREENED[name]
+    assert _slice(text).has_candidates == candidate
+    for config in (Config(), Config(strict=True)):
+        kept = _slice(text, config=config).has_candidates
+        found = analyze_source(text, "x.py", config, module_name="vllm.x.y")
+        if found.findings:
+            assert kept
