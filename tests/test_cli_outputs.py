@@ -9,7 +9,7 @@ from contextlib import redirect_stderr
 
 import pytest
 
-from tests.conftest import REPO, SPEC_CLASSES, run_cli
+from tests.conftest import REPO, SPEC_CLASSES, run_cli, write_family_module
 from vllm_spec_lint.faces import cli
 
 pytestmark = pytest.mark.fast
@@ -50,9 +50,7 @@ HYBRID_TREE = (
 
 @pytest.fixture
 def hybrid_tree(tmp_path):
-    kci = tmp_path / "vllm" / "v1" / "kv_cache_interface.py"
-    kci.parent.mkdir(parents=True)
-    kci.write_text(HYBRID_TREE)
+    write_family_module(tmp_path, HYBRID_TREE)
     return tmp_path
 
 
@@ -100,9 +98,7 @@ def test_families_as_json(hybrid_tree):
 
 
 def test_families_warns_about_a_family_module_it_cannot_read(tmp_path):
-    kci = tmp_path / "vllm" / "v1" / "kv_cache_interface.py"
-    kci.parent.mkdir(parents=True)
-    kci.write_text("class (:\n")
+    kci = write_family_module(tmp_path, "class (:\n")
     out = run_cli("families", ".", cwd=tmp_path)
     assert out.returncode == 0
     assert out.stderr == (
@@ -384,9 +380,7 @@ def test_concise_is_the_text_format(tmp_path):
 
 
 def test_fix_prints_warnings(tmp_path):
-    kci = tmp_path / "vllm" / "v1" / "kv_cache_interface.py"
-    kci.parent.mkdir(parents=True)
-    kci.write_text("class (:\n")
+    kci = write_family_module(tmp_path, "class (:\n")
     (tmp_path / "a.py").write_text(BAD)
     out = run_cli(
         "fix", "--output-format", "concise", "--unsafe-fixes", "a.py", cwd=tmp_path
@@ -478,9 +472,7 @@ def test_a_file_that_cannot_be_decoded_has_no_frame_and_the_next_one_has(tmp_pat
 
 
 def test_families_draws_the_hierarchy_as_mermaid_without_discovering(tmp_path):
-    kci = tmp_path / "vllm" / "v1" / "kv_cache_interface.py"
-    kci.parent.mkdir(parents=True)
-    kci.write_text(SPEC_CLASSES)
+    write_family_module(tmp_path, SPEC_CLASSES)
     out = run_cli("families", "--output-format", "mermaid", ".", cwd=tmp_path)
     assert (out.returncode, out.stderr) == (0, "")
     assert out.stdout == (

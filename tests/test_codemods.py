@@ -11,7 +11,13 @@ import sys
 
 import pytest
 
-from tests.conftest import REPO, fetch_vllm, run_cli, write_covering_hierarchy
+from tests.conftest import (
+    REPO,
+    fetch_vllm,
+    run_cli,
+    write_covering_hierarchy,
+    write_family_module,
+)
 from vllm_spec_lint.faces.codemods import NIXL_WORKER
 
 LIBCST_CONFIG = "modules:\n- 'vllm_spec_lint.faces'\nrepo_root: '.'\nformatter: []\n"
@@ -473,9 +479,7 @@ def _codemod_stderr(tree, monkeypatch, *, terminal: bool) -> str:
 
 
 def test_codemod_shows_progress_on_a_terminal_and_warnings(tmp_path, monkeypatch):
-    kci = tmp_path / "vllm" / "v1" / "kv_cache_interface.py"
-    kci.parent.mkdir(parents=True)
-    kci.write_text("class (:\n")
+    kci = write_family_module(tmp_path, "class (:\n")
     assert _codemod_stderr(tmp_path, monkeypatch, terminal=True) == (
         "\r[###############...............] 1/2 files"
         "\r[##############################] 2/2 files\n"
