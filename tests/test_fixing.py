@@ -103,12 +103,15 @@ def test_fixed_code_that_does_not_parse_is_not_written():
     assert outcome.failure == "the fixed code does not parse; not written"
 
 
+# vLLM's family with a second companion: fixes that add one line per companion.
+THREE = Family(
+    "mla",
+    "vllm.v1.kv_cache_interface",
+    ("MLAAttentionSpec", "SlidingWindowMLASpec", "ChunkedMLASpec"),
+)
+
+
 def test_companions_of_an_aliased_relative_import_get_lines_of_their_own():
-    family = Family(
-        "mla",
-        "vllm.v1.kv_cache_interface",
-        ("MLAAttentionSpec", "SlidingWindowMLASpec", "ChunkedMLASpec"),
-    )
     text = (
         "from typing import TYPE_CHECKING\n\n"
         "if TYPE_CHECKING:\n"
@@ -119,7 +122,7 @@ def test_companions_of_an_aliased_relative_import_get_lines_of_their_own():
     outcome = fix_source(
         text,
         "vllm/v1/core/x.py",
-        Config(families=(family,)),
+        Config(families=(THREE,)),
         module_name="vllm.v1.core.x",
         unsafe=True,
     )
@@ -135,11 +138,6 @@ def test_companions_of_an_aliased_relative_import_get_lines_of_their_own():
     )
 
 
-THREE = Family(
-    "mla",
-    "vllm.v1.kv_cache_interface",
-    ("MLAAttentionSpec", "SlidingWindowMLASpec", "ChunkedMLASpec"),
-)
 IMPORTED = "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
 ALL_IMPORTED = (
     "from vllm.v1.kv_cache_interface import "
