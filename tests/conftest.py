@@ -53,6 +53,17 @@ def examples(tmp_path) -> Path:
     return tree
 
 
+# The NIXL worker's bug in two lines (VSL001 at 2:40), and its fix unformatted.
+BAD = (
+    "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
+    "is_mla_region = isinstance(layer_spec, MLAAttentionSpec)\n"
+)
+FIXED = (
+    "from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowMLASpec\n"
+    "is_mla_region = isinstance(layer_spec, (MLAAttentionSpec, SlidingWindowMLASpec))\n"
+)
+
+
 # vLLM's spec classes as they are: the companion beside the anchor.
 SPEC_CLASSES = (
     "class KVCacheSpec: ...\n"

@@ -14,18 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_cli, write_covering_hierarchy
+from tests.conftest import BAD, FIXED, run_cli, write_covering_hierarchy
 
 pytestmark = pytest.mark.fast
 
-BAD = (
-    "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
-    "is_mla_region = isinstance(layer_spec, MLAAttentionSpec)\n"
-)
-FIXED = (
-    "from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowMLASpec\n"
-    "is_mla_region = isinstance(layer_spec, (MLAAttentionSpec, SlidingWindowMLASpec))\n"
-)
 FINDING = (
     "w.py:2:40: VSL001 [*] isinstance() check against MLAAttentionSpec leaves out "
     "SlidingWindowMLASpec\n"

@@ -1,0 +1,205 @@
+"""The runner (edges/runner.py) called as a library, as the faces call it:
+what each keyword means when left out, what it reads and keeps, and when it
+starts worker processes."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from tests.conftest import BAD, FIXED, SPEC_CLASSES, write_family_module
+from vllm_spec_lint.core.settings import Config
+from vllm_spec_lint.edges import cache, runner
+from vllm_spec_lint.edges.runner import run
+from vllm_spec_lint.model.hierarchy import ClassHierarchy
+
+FAMILY_MODULE = "vllm/v1/kv_cache_interface.py"
+
+
+def _sites(check_run) -> list[tuple[str, str, tuple[int, int]]]:
+    return [(Path(f.path).name, f.code, f.location) for f in check_run.findings]
+
+
+def test_fix_alone_applies_no_unsafe_fix(tmp_path):
+    bad = tmp_path / "w.py"
+    bad.write_text(BAD)
+    config = Config(root=tmp_path, fix_formatter="none")
+    left_out = run([bad], config, fix=True, use_cache=False, jobs=1)
+    spelled = run([bad], config, fix=True, unsafe=False, use_cache=False, jobs=1)
+    for check_run in (left_out, spelled):
+        assert _sites(check_run) == [("w.py", "VSL001", (2, 40))]
+        assert check_run.results[0].fixed_source is None
+    unsafe = run([bad], config, fix=True, unsafe=True, use_cache=False, jobs=1)
+    assert unsafe.findings == []
+    assert unsafe.results[0].fixed_source == FIXED.encode()
+
+
+def test_fixes_are_not_written_unless_asked(tmp_path):
+    bad = tmp_path / "w.py"
+    bad.write_text(BAD)
+    config = Config(root=tmp_path, fix_formatter="none")
+    kept = run([bad], config, fix=True, unsafe=True, use_cache=False, jobs=1)
+    assert kept.results[0].fixed_source == FIXED.encode()
+    assert bad.read_text() == BAD
+    run([bad], config, fix=True, unsafe=True, write=False, use_cache=False, jobs=1)
+    assert bad.read_text() == BAD
+    run([bad], config, fix=True, unsafe=True, write=True, use_cache=False, jobs=1)
+    assert bad.read_text() == FIXED
+
+
+def test_an_excluded_file_named_is_checked_unless_exclusion_is_forced(tmp_path):
+    bad = tmp_path / "w.py"
+    bad.write_text(BAD)
+    config = Config(root=tmp_path, exclude=("w.py",))
+    for check_run in (
+        run([bad], config, use_cache=False, jobs=1),
+        run([bad], config, force_exclude=False, use_cache=False, jobs=1),
+    ):
+        assert _sites(check_run) == [("w.py", "VSL001", (2, 40))]
+    forced = run([bad], config, force_exclude=True, use_cache=False, jobs=1)
+    assert forced.results == []
+
+
+def test_links_leading_out_of_the_tree_are_followed_only_when_asked(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "w.py").write_text(BAD)
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "linked").symlink_to(outside, target_is_directory=True)
+    config = Config(root=tree)
+    for check_run in (
+        run([tree], config, use_cache=False, jobs=1),
+        run([tree], config, follow_links=False, use_cache=False, jobs=1),
+    ):
+        assert check_run.results == []
+    followed = run([tree], config, follow_links=True, use_cache=False, jobs=1)
+    assert _sites(followed) == [("w.py", "VSL001", (2, 40))]
+
+
+def test_no_cache_leaves_no_cache_folder(tmp_path):
+    """Not for results, nor for the family module's classes."""
+    (tmp_path / "w.py").write_text(BAD)
+    write_family_module(tmp_path, SPEC_CLASSES)
+    run([tmp_path], Config(root=tmp_path), use_cache=False, jobs=1)
+    assert not (tmp_path / cache.CACHE_DIR).exists()
+
+
+def test_the_family_modules_classes_are_cached_with_the_results(tmp_path):
+    write_family_module(
+        tmp_path,
+        "class AttentionSpec: ...\nclass MLAAttentionSpec(AttentionSpec): ...\n",
+    )
+    run([tmp_path], Config(root=tmp_path), jobs=1)
+    entries = list(cache.ClassBasesCache(tmp_path).folder.glob("*.json"))
+    assert [e.read_text() for e in entries] == [
+        '{"AttentionSpec": [], "MLAAttentionSpec": ["AttentionSpec"]}'
+    ]
+
+
+def test_files_known_clean_keep_their_names_in_the_results(tmp_path, monkeypatch):
+    monkeypatch.setattr(cache.CleanFiles, "_RECENT_NS", 0)
+    write_family_module(tmp_path, SPEC_CLASSES)  # vLLM itself: no plugin
+    (tmp_path / "a.py").write_text("x = 1\n")
+    (tmp_path / "b.py").write_text(BAD)
+    config = Config(root=tmp_path)
+    cold = run([tmp_path], config, jobs=1)
+    real_read = runner.read_source
+
+    def read(name):
+        assert not name.endswith("a.py"), "a clean file read again"
+        return real_read(name)
+
+    monkeypatch.setattr(runner, "read_source", read)
+    warm = run([tmp_path], config, jobs=1)
+    expected = [str(tmp_path / n) for n in ("a.py", "b.py", FAMILY_MODULE)]
+    assert [r.path for r in cold.results] == expected
+    assert [r.path for r in warm.results] == expected
+
+
+def test_a_file_that_comes_to_name_an_anchor_leaves_the_clean_list(
+    tmp_path, monkeypatch
+):
+    monkeypatch.setattr(cache.CleanFiles, "_RECENT_NS", 0)
+    plain = tmp_path / "a.py"
+    plain.write_text("x = 1\n")
+    config = Config(root=tmp_path)
+    run([tmp_path], config, jobs=1)
+    clean = cache.CleanFiles(tmp_path, config, ClassHierarchy.default())
+    assert list(clean.entries) == [str(plain)]
+    plain.write_text(BAD)
+    run([tmp_path], config, jobs=1)
+    clean = cache.CleanFiles(tmp_path, config, ClassHierarchy.default())
+    assert clean.entries == {}
+
+
+def test_each_file_is_read_once_when_the_spec_classes_read_it_first(
+    tmp_path, monkeypatch
+):
+    """A plugin's tree: its spec classes are read from every file before the
+    analysis, which takes the bytes read then."""
+    (tmp_path / "w.py").write_text(BAD)
+    (tmp_path / "plain.py").write_text("x = 1\n")
+    opened = []
+    real_read = runner.read_source
+    monkeypatch.setattr(
+        runner, "read_source", lambda name: opened.append(name) or real_read(name)
+    )
+    check_run = run([tmp_path], Config(root=tmp_path), use_cache=False, jobs=1)
+    assert _sites(check_run) == [("w.py", "VSL001", (2, 40))]
+    assert sorted(opened) == [str(tmp_path / "plain.py"), str(tmp_path / "w.py")]
+
+
+def _record_pool_starts(monkeypatch) -> list[bool]:
+    """Each start of the worker pool, by whether it imports the analysis in
+    this process first."""
+    starts = []
+    real_start = runner._Analyses.start
+
+    def start(self, *, import_here=True):
+        starts.append(import_here)
+        real_start(self, import_here=import_here)
+
+    monkeypatch.setattr(runner._Analyses, "start", start)
+    return starts
+
+
+def test_one_file_is_analysed_without_worker_processes(tmp_path, monkeypatch):
+    starts = _record_pool_starts(monkeypatch)
+    (tmp_path / "w.py").write_text(BAD)
+    config = Config(root=tmp_path, discover_families=True)
+    check_run = run([tmp_path], config, use_cache=False, jobs=2)
+    assert _sites(check_run) == [("w.py", "VSL001", (2, 40))]
+    assert starts == []
+
+
+def test_workers_start_early_only_when_families_are_discovered(tmp_path, monkeypatch):
+    """Discovery reads every file first, so the workers import the analysis
+    meanwhile; otherwise the pool starts at the second file to analyse, after
+    this process imported the analysis for the forked workers to share."""
+    starts = _record_pool_starts(monkeypatch)
+    for name in ("a.py", "b.py"):
+        (tmp_path / name).write_text(BAD)
+    expected = [("a.py", "VSL001", (2, 40)), ("b.py", "VSL001", (2, 40))]
+    plain = run([tmp_path], Config(root=tmp_path), use_cache=False, jobs=2)
+    assert _sites(plain) == expected
+    assert starts == [True]
+    starts.clear()
+    config = Config(root=tmp_path, discover_families=True)
+    discovering = run([tmp_path], config, use_cache=False, jobs=2)
+    assert _sites(discovering) == expected
+    assert starts == [False]
+
+
+def test_a_run_without_jobs_uses_every_processor(tmp_path, monkeypatch):
+    pools = []
+    real_init = runner._Analyses.__init__
+
+    def init(self, jobs):
+        pools.append(jobs)
+        real_init(self, jobs)
+
+    monkeypatch.setattr(runner._Analyses, "__init__", init)
+    (tmp_path / "w.py").write_text(BAD)
+    run([tmp_path], Config(root=tmp_path), use_cache=False)
+    assert pools == [os.cpu_count()]
