@@ -231,6 +231,20 @@ def test_exclude_replaces_the_configured_patterns_and_extend_adds(tmp_path):
     assert files("--exclude", "a.py", "--exclude", "b.py") == []
 
 
+def test_force_exclude_passes_over_an_excluded_file_named_on_the_command_line(
+    tmp_path,
+):
+    (tmp_path / "w.py").write_text(BAD)
+    args = ("check", "--no-cache", "--output-format", "concise", "--exclude", "w.py")
+    named = run_cli(*args, "w.py", cwd=tmp_path)
+    assert (named.returncode, named.stdout.splitlines()[0][:15]) == (
+        1,
+        "w.py:2:40: VSL0",
+    )
+    forced = run_cli(*args, "--force-exclude", "w.py", cwd=tmp_path)
+    assert (forced.returncode, forced.stdout) == (0, "All checks passed!\n")
+
+
 def test_command_line_patterns_are_relative_to_the_working_folder(tmp_path):
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "w.py").write_text(BAD)
@@ -367,6 +381,31 @@ def test_fix_stdin_with_nothing_to_fix_writes_the_source_unchanged(trees):
         input=FIXED,
     )
     assert (out.returncode, out.stdout) == (0, FIXED)
+
+
+def test_fix_stdin_applies_unsafe_fixes_only_when_asked(tmp_path):
+    safe = run_cli("fix", "--no-cache", "-", cwd=tmp_path, input=BAD)
+    assert (safe.returncode, safe.stdout) == (1, BAD)
+    unsafe = run_cli(
+        "fix", "--no-cache", "--unsafe-fixes", "-", cwd=tmp_path, input=BAD
+    )
+    assert (unsafe.returncode, unsafe.stdout) == (0, FIXED)
+
+
+def test_stdin_without_a_name_is_reported_as_a_dash(tmp_path):
+    out = run_cli(
+        "check",
+        "--no-cache",
+        "--output-format",
+        "concise",
+        "-",
+        cwd=tmp_path,
+        input=BAD,
+    )
+    assert out.stdout.splitlines()[0] == (
+        "-:2:40: VSL001 isinstance() check against MLAAttentionSpec leaves out "
+        "SlidingWindowMLASpec"
+    )
 
 
 def test_stdin_diff(trees):

@@ -375,6 +375,28 @@ def test_nixl_codemod_diff(tmp_path):
     assert worker.read_text() == WORKER_WITH_MORE_CHECKS
 
 
+def test_nixl_codemod_lays_out_by_the_settings_of_the_workers_project(tmp_path):
+    """Run from outside the project: its line length, not the working
+    folder's default, decides that the fixed check stays on one line."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "pyproject.toml").write_text(
+        "[tool.vllm-spec-lint]\nline-length = 120\n"
+    )
+    worker = project / "base_worker.py"
+    worker.write_text(WORKER_WITH_MORE_CHECKS)
+    out = run_cli(
+        "codemod", "nixl-mla-region", "--diff", "project/base_worker.py", cwd=tmp_path
+    )
+    assert out.returncode == 1, out.stderr
+    assert out.stdout.endswith(
+        "-            is_mla_region = isinstance(layer_spec, MLAAttentionSpec)\n"
+        "+            is_mla_region = isinstance(layer_spec, (MLAAttentionSpec, "
+        "SlidingWindowMLASpec))\n"
+        "             self.region_is_mla.append(is_mla_region and use_mla)\n"
+    )
+
+
 def test_nixl_site_after_a_nested_function_is_found():
     from vllm_spec_lint.faces.codemods import nixl_mla_region
 

@@ -330,6 +330,15 @@ def test_add_noqa_through_the_cli_names_a_row_it_left_alone(tmp_path):
 
 
 @pytest.mark.fast
+def test_add_noqa_where_no_python_file_is_found_says_so(tmp_path):
+    out = run_cli("check", "--add-noqa", ".", cwd=tmp_path)
+    assert (out.returncode, out.stdout) == (0, "")
+    assert out.stderr == (
+        "warning: No Python files found under the given path(s)\n"
+        "Added 0 noqa directives.\n"
+    )
+
+
 def test_add_noqa_names_a_file_it_could_not_write_and_goes_on(tmp_path):
     line = "ok = isinstance(spec, MLAAttentionSpec)\n"
     for name in ("a.py", "b.py", "c.py"):

@@ -11,6 +11,7 @@ from tests.conftest import BAD, FIXED, SPEC_CLASSES, write_family_module
 from vllm_spec_lint.core.settings import Config
 from vllm_spec_lint.edges import cache, runner
 from vllm_spec_lint.edges.runner import run
+from vllm_spec_lint.faces import cli
 from vllm_spec_lint.model.hierarchy import ClassHierarchy
 
 FAMILY_MODULE = "vllm/v1/kv_cache_interface.py"
@@ -203,3 +204,19 @@ def test_a_run_without_jobs_uses_every_processor(tmp_path, monkeypatch):
     (tmp_path / "w.py").write_text(BAD)
     run([tmp_path], Config(root=tmp_path), use_cache=False)
     assert pools == [os.cpu_count()]
+
+
+def test_the_command_lines_jobs_reach_the_runner(tmp_path, monkeypatch, capsys):
+    pools = []
+    real_init = runner._Analyses.__init__
+
+    def init(self, jobs):
+        pools.append(jobs)
+        real_init(self, jobs)
+
+    monkeypatch.setattr(runner._Analyses, "__init__", init)
+    (tmp_path / "w.py").write_text(BAD)
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["check", "--no-cache", "-j", "3", "w.py"]) == 1
+    assert pools == [3]
+    assert capsys.readouterr().out.startswith("VSL001 ")

@@ -249,6 +249,66 @@ def test_families_discover_prints_a_table_and_the_entry_to_paste(tree):
     )
 
 
+CHUNKED_ELSEWHERE_PY = textwrap.dedent(
+    '''\
+    from dataclasses import dataclass
+
+    from vllm.v1.kv_cache_interface import (
+        ChunkedLocalAttentionSpec,
+        _apply_alignment_padding,
+    )
+
+
+    @dataclass(frozen=True, kw_only=True)
+    class ChunkedMLASpec(ChunkedLocalAttentionSpec):
+        """Chunked local attention with MLA cache format."""
+
+        cache_dtype_str: str | None = None
+        alignment: int | None = None
+        model_version: str | None = None
+        head_size_v: int = 0
+
+        def __post_init__(self):
+            _apply_alignment_padding(self)
+    '''
+)
+
+
+def test_families_discover_names_twins_in_two_modules_without_an_entry(tmp_path):
+    """A family's members live in one module: twins in two get a comment
+    in the proposed configuration, not an entry that could not load."""
+    v1 = tmp_path / "vllm" / "v1"
+    v1.mkdir(parents=True)
+    (tmp_path / "vllm" / "__init__.py").write_text("")
+    (v1 / "__init__.py").write_text("")
+    chunked_at = KV_CACHE_INTERFACE_PY.index(
+        "@dataclass(frozen=True, kw_only=True)\nclass ChunkedMLASpec"
+    )
+    (v1 / "kv_cache_interface.py").write_text(KV_CACHE_INTERFACE_PY[:chunked_at])
+    (v1 / "chunked.py").write_text(CHUNKED_ELSEWHERE_PY)
+    result = run_cli("families", "--discover", ".", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split("extend-families = [\n")[1] == (
+        "  # MLAAttentionSpec / SlidingWindowMLASpec: configured already\n"
+        "  # vllm.v1.kv_cache_interface.MLAAttentionSpec / "
+        "vllm.v1.chunked.ChunkedMLASpec: not one module\n"
+        "  # vllm.v1.kv_cache_interface.SlidingWindowMLASpec / "
+        "vllm.v1.chunked.ChunkedMLASpec: not one module\n"
+        "]\n"
+    )
+
+
+def test_families_discover_without_families_has_no_root_class(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[tool.vllm-spec-lint]\nfamilies = []\n")
+    result = run_cli("families", "--discover", ".", cwd=tmp_path)
+    assert (result.returncode, result.stdout) == (
+        0,
+        "structural twins among the subclasses of (no root class) (hierarchy "
+        "from built-in defaults; proposed at a score of 5 or more):\n"
+        "  none\n",
+    )
+
+
 def test_families_discover_json(tree):
     result = run_cli("families", "--discover", "--format", "json", str(tree))
     assert result.returncode == 0, result.stderr
