@@ -192,29 +192,28 @@ def test_workers_start_early_only_when_families_are_discovered(tmp_path, monkeyp
     assert starts == [False]
 
 
-def test_a_run_without_jobs_uses_every_processor(tmp_path, monkeypatch):
-    pools = []
+def _record_pool_sizes(monkeypatch) -> list[int]:
+    """The number of worker processes each run is given."""
+    sizes = []
     real_init = runner._Analyses.__init__
 
     def init(self, jobs):
-        pools.append(jobs)
+        sizes.append(jobs)
         real_init(self, jobs)
 
     monkeypatch.setattr(runner._Analyses, "__init__", init)
+    return sizes
+
+
+def test_a_run_without_jobs_uses_every_processor(tmp_path, monkeypatch):
+    pools = _record_pool_sizes(monkeypatch)
     (tmp_path / "w.py").write_text(BAD)
     run([tmp_path], Config(root=tmp_path), use_cache=False)
     assert pools == [os.cpu_count()]
 
 
 def test_the_command_lines_jobs_reach_the_runner(tmp_path, monkeypatch, capsys):
-    pools = []
-    real_init = runner._Analyses.__init__
-
-    def init(self, jobs):
-        pools.append(jobs)
-        real_init(self, jobs)
-
-    monkeypatch.setattr(runner._Analyses, "__init__", init)
+    pools = _record_pool_sizes(monkeypatch)
     (tmp_path / "w.py").write_text(BAD)
     monkeypatch.chdir(tmp_path)
     assert cli.main(["check", "--no-cache", "-j", "3", "w.py"]) == 1

@@ -249,28 +249,22 @@ def test_families_discover_prints_a_table_and_the_entry_to_paste(tree):
     )
 
 
-CHUNKED_ELSEWHERE_PY = textwrap.dedent(
-    '''\
-    from dataclasses import dataclass
-
-    from vllm.v1.kv_cache_interface import (
-        ChunkedLocalAttentionSpec,
-        _apply_alignment_padding,
-    )
-
-
-    @dataclass(frozen=True, kw_only=True)
-    class ChunkedMLASpec(ChunkedLocalAttentionSpec):
-        """Chunked local attention with MLA cache format."""
-
-        cache_dtype_str: str | None = None
-        alignment: int | None = None
-        model_version: str | None = None
-        head_size_v: int = 0
-
-        def __post_init__(self):
-            _apply_alignment_padding(self)
-    '''
+# ChunkedMLASpec in a module of its own, beside the family module.
+_CHUNKED_AT = KV_CACHE_INTERFACE_PY.index(
+    "@dataclass(frozen=True, kw_only=True)\nclass ChunkedMLASpec"
+)
+_MAMBA_AT = KV_CACHE_INTERFACE_PY.index(
+    "@dataclass(frozen=True, kw_only=True)\nclass MambaSpec"
+)
+CHUNKED_ELSEWHERE_PY = (
+    "from dataclasses import dataclass\n\n"
+    "from vllm.v1.kv_cache_interface import (\n"
+    "    ChunkedLocalAttentionSpec,\n"
+    "    _apply_alignment_padding,\n"
+    ")\n\n\n" + KV_CACHE_INTERFACE_PY[_CHUNKED_AT:_MAMBA_AT]
+)
+KV_CACHE_INTERFACE_WITHOUT_CHUNKED_PY = (
+    KV_CACHE_INTERFACE_PY[:_CHUNKED_AT] + KV_CACHE_INTERFACE_PY[_MAMBA_AT:]
 )
 
 
@@ -281,10 +275,7 @@ def test_families_discover_names_twins_in_two_modules_without_an_entry(tmp_path)
     v1.mkdir(parents=True)
     (tmp_path / "vllm" / "__init__.py").write_text("")
     (v1 / "__init__.py").write_text("")
-    chunked_at = KV_CACHE_INTERFACE_PY.index(
-        "@dataclass(frozen=True, kw_only=True)\nclass ChunkedMLASpec"
-    )
-    (v1 / "kv_cache_interface.py").write_text(KV_CACHE_INTERFACE_PY[:chunked_at])
+    (v1 / "kv_cache_interface.py").write_text(KV_CACHE_INTERFACE_WITHOUT_CHUNKED_PY)
     (v1 / "chunked.py").write_text(CHUNKED_ELSEWHERE_PY)
     result = run_cli("families", "--discover", ".", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
