@@ -425,6 +425,27 @@ def test_vsl900_cannot_be_ignored(tree):
     assert "pkg/bad.py:1:17: VSL900 cannot parse: '(' was never closed" in out.stdout
 
 
+@pytest.mark.parametrize(
+    "ignored, warned",
+    [
+        ("VSL900", True),
+        ("VSL9", True),
+        ("VSL90", True),
+        ("VSL", False),
+        ("VSL001", False),
+    ],
+)
+def test_ignoring_vsl900_by_name_warns_that_it_has_no_effect(tree, ignored, warned):
+    """A selector that names VSL900 (longer than the prefix every code has)
+    changes nothing, and says so; ``VSL`` ignores the rules, not VSL900."""
+    out = run_cli("check", "--no-cache", "--ignore", ignored, ".", cwd=tree)
+    warning = (
+        "warning: VSL900 (files that cannot be read or parsed) is always "
+        "reported; ignoring it has no effect"
+    )
+    assert (warning in out.stderr.splitlines()) is warned
+
+
 def test_python_dash_m_and_version():
     from vllm_spec_lint import __version__
 

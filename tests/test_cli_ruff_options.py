@@ -245,6 +245,16 @@ def test_force_exclude_passes_over_an_excluded_file_named_on_the_command_line(
     assert (forced.returncode, forced.stdout) == (0, "All checks passed!\n")
 
 
+def test_extend_select_adds_to_select(tmp_path):
+    (tmp_path / "w.py").write_text(BAD)
+    args = ("check", "--no-cache", "--output-format", "concise", "--select", "VSL002")
+    narrowed = run_cli(*args, ".", cwd=tmp_path)
+    assert (narrowed.returncode, narrowed.stdout) == (0, "All checks passed!\n")
+    extended = run_cli(*args, "--extend-select", "VSL001", ".", cwd=tmp_path)
+    assert extended.returncode == 1
+    assert extended.stdout.startswith("w.py:2:40: VSL001 ")
+
+
 def test_command_line_patterns_are_relative_to_the_working_folder(tmp_path):
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "w.py").write_text(BAD)
@@ -477,6 +487,30 @@ def test_stdin_uses_the_settings_and_ignores_for_its_name(tmp_path):
         input=BAD,
     )
     assert other.returncode == 1 and other.stdout.startswith("sub/w.py:2:40: VSL001")
+
+
+def test_stdin_takes_the_settings_of_the_project_at_its_name(tmp_path):
+    """Run from outside the project the name is in: its settings, not the
+    working folder's, as ruff reads them."""
+    (tmp_path / "project").mkdir()
+    (tmp_path / "project" / "pyproject.toml").write_text(
+        '[tool.vllm-spec-lint]\nignore = ["VSL001"]\n'
+    )
+    args = ("check", "--output-format", "concise", "--stdin-filename")
+    inside = run_cli(*args, "project/w.py", "-", cwd=tmp_path, input=BAD)
+    assert (inside.returncode, inside.stdout) == (0, "All checks passed!\n")
+    outside = run_cli(*args, "w.py", "-", cwd=tmp_path, input=BAD)
+    assert outside.returncode == 1 and outside.stdout.startswith("w.py:2:40: VSL001")
+
+
+def test_a_stdin_filename_alone_reads_standard_input(tmp_path):
+    """As in ruff: ``--stdin-filename`` without ``-`` still reads stdin."""
+    out = run_cli(
+        "check", "--output-format", "concise", "--stdin-filename", NAME,
+        cwd=tmp_path, input=BAD,
+    )  # fmt: skip
+    assert out.returncode == 1
+    assert out.stdout.startswith("pkg/w.py:2:40: VSL001 ")
 
 
 def test_stdin_hierarchy_is_the_tree_at_its_name(tmp_path):

@@ -78,8 +78,11 @@ def test_links_leading_out_of_the_tree_are_followed_only_when_asked(tmp_path):
     assert _sites(followed) == [("w.py", "VSL001", (2, 40))]
 
 
-def test_no_cache_leaves_no_cache_folder(tmp_path):
-    """Not for results, nor for the family module's classes."""
+def test_no_cache_leaves_no_cache_folder(tmp_path, monkeypatch):
+    """Not for results, nor for the family module's classes, nor for the
+    files known clean (none too recent to be recorded here)."""
+    monkeypatch.setattr(cache.CleanFiles, "_RECENT_NS", 0)
+    (tmp_path / "plain.py").write_text("x = 1\n")
     (tmp_path / "w.py").write_text(BAD)
     write_family_module(tmp_path, SPEC_CLASSES)
     run([tmp_path], Config(root=tmp_path), use_cache=False, jobs=1)
@@ -219,3 +222,68 @@ def test_the_command_lines_jobs_reach_the_runner(tmp_path, monkeypatch, capsys):
     assert cli.main(["check", "--no-cache", "-j", "3", "w.py"]) == 1
     assert pools == [3]
     assert capsys.readouterr().out.startswith("VSL001 ")
+
+
+def test_a_run_over_no_paths_finds_nothing(tmp_path):
+    config = Config(root=tmp_path)
+    check_run = run([], config, fix=True, unsafe=True, use_cache=False, jobs=1)
+    assert (check_run.results, check_run.warnings) == ([], [])
+
+
+def test_a_missing_formatter_is_a_warning_of_the_run(tmp_path, monkeypatch):
+    from vllm_spec_lint.repair import formatting
+
+    monkeypatch.setattr(formatting, "find_executable", lambda kind: None)
+    (tmp_path / "w.py").write_text(BAD)
+    config = Config(root=tmp_path, fix_formatter="black")
+    check_run = run([tmp_path], config, fix=True, unsafe=True, use_cache=False, jobs=1)
+    assert check_run.warnings == [
+        "black is not installed: fixes are applied without formatting (the "
+        "project formats with black; pip install black)"
+    ]
+    assert check_run.results[0].fixed_source == FIXED.encode()
+
+
+def test_the_run_returns_the_hierarchy_it_read(tmp_path):
+    write_family_module(tmp_path, SPEC_CLASSES)
+    check_run = run([tmp_path], Config(root=tmp_path), use_cache=False, jobs=1)
+    assert check_run.hierarchy.described_sources() == (
+        f"scanned tree: {tmp_path / FAMILY_MODULE}"
+    )
+
+
+def test_cached_results_serve_every_run_that_has_nothing_to_fix_in_them(
+    tmp_path, monkeypatch
+):
+    """A check, whatever its fixes; a fix run, when none of them is wanted."""
+    (tmp_path / "w.py").write_text(BAD)
+    safe = Config(root=tmp_path, extend_safe_fixes=("VSL001",))
+    unsafe_only = Config(root=tmp_path)
+    for config in (safe, unsafe_only):
+        run([tmp_path], config, jobs=1)  # fills the cache
+
+    def no_analysis(*args, **kwargs):
+        raise AssertionError("a cached file analysed again")
+
+    monkeypatch.setattr(runner, "analyze_file", no_analysis)
+    expected = [("w.py", "VSL001", (2, 40))]
+    assert _sites(run([tmp_path], safe, jobs=1)) == expected
+    assert _sites(run([tmp_path], unsafe_only, fix=True, jobs=1)) == expected
+
+
+def test_fixes_are_laid_out_by_the_formatter_of_the_checked_project(
+    tmp_path, monkeypatch
+):
+    """Found from the first path, not from the working folder (which has
+    none, so ruff)."""
+    from vllm_spec_lint.repair import formatting
+
+    monkeypatch.setattr(formatting, "find_executable", lambda kind: None)
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / ".style.yapf").write_text("[style]\nbased_on_style = pep8\n")
+    (project / "w.py").write_text(BAD)
+    monkeypatch.chdir(tmp_path)
+    config = Config(root=project)
+    check_run = run([project], config, fix=True, unsafe=True, use_cache=False, jobs=1)
+    assert [w.split(":")[0] for w in check_run.warnings] == ["yapf is not installed"]
