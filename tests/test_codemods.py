@@ -12,6 +12,7 @@ import sys
 import pytest
 
 from tests.conftest import (
+    BAD,
     REPO,
     fetch_vllm,
     run_cli,
@@ -394,6 +395,29 @@ def test_nixl_codemod_lays_out_by_the_settings_of_the_workers_project(tmp_path):
         "+            is_mla_region = isinstance(layer_spec, (MLAAttentionSpec, "
         "SlidingWindowMLASpec))\n"
         "             self.region_is_mla.append(is_mla_region and use_mla)\n"
+    )
+
+
+def test_codemod_leaves_gitignored_files_and_narrowed_sites(tmp_path):
+    """The codemod has no --no-respect-gitignore and no --strict: it takes
+    check's defaults, and changes neither a file git ignores nor a check
+    narrowing shows deliberate (here the first operand already leaves the
+    companion out)."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".gitignore").write_text("ignored.py\n")
+    (tmp_path / "ignored.py").write_text(BAD)
+    (tmp_path / "narrowed.py").write_text(
+        "from vllm.v1.kv_cache_interface import FullAttentionSpec, MLAAttentionSpec\n"
+        "\n\n"
+        "def f(spec):\n"
+        "    return isinstance(spec, FullAttentionSpec) and not isinstance(\n"
+        "        spec, MLAAttentionSpec\n"
+        "    )\n"
+    )
+    out = run_cli("codemod", "add-sliding-window-mla", "--diff", ".", cwd=tmp_path)
+    assert (out.returncode, out.stdout) == (0, "")
+    assert out.stderr == (
+        "1 file checked, 0 would change, 0 findings would fix, 0 failures\n"
     )
 
 
