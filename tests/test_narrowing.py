@@ -558,6 +558,50 @@ def test_suppressed_case_and_its_reported_twin(name):
     assert len(reported(twin)) == 1, "the twin must still be reported"
 
 
+@pytest.mark.parametrize(
+    "rebinding",
+    [
+        "spec = spec.inner",
+        "spec: KVCacheSpec = spec.inner",
+        "spec |= EXTRA",
+        "for spec in spec.parts: pass",
+        "if (spec := spec.inner): pass",
+        "with spec.inner as spec: pass",
+        "from .inner import spec",
+        "import spec.inner",
+        "spec, count = spec.inner, 1",
+        "first, *spec = spec.parts",
+    ],
+)
+def test_every_kind_of_rebinding_between_two_tests_keeps_the_first_reported(
+    rebinding,
+):
+    """The second test is of another value: the first is not deliberate."""
+    body = (
+        "def kind(spec: KVCacheSpec) -> str:\n"
+        "    mla = isinstance(spec, MLAAttentionSpec)\n"
+        f"    {rebinding}\n"
+        "    swa = isinstance(spec, SlidingWindowMLASpec)\n"
+        '    return f"{mla}-{swa}"\n'
+    )
+    assert reported(body) == [2]
+
+
+@pytest.mark.parametrize("tested", ["spec.inner", "spec[0]", "spec.inner[0]"])
+def test_rebinding_what_the_tested_value_hangs_off_keeps_the_first_reported(tested):
+    def body(rebinding: str) -> str:
+        return (
+            "def kind(spec: KVCacheSpec) -> str:\n"
+            f"    mla = isinstance({tested}, MLAAttentionSpec)\n"
+            f"    {rebinding}\n"
+            f"    swa = isinstance({tested}, SlidingWindowMLASpec)\n"
+            '    return f"{mla}-{swa}"\n'
+        )
+
+    assert reported(body("spec = spec.outer")) == [2]
+    assert reported(body("specs = spec.outer")) == []  # another name
+
+
 def test_strict_reports_everything_with_the_reason():
     suppressed, _, _ = CASES["and-conjunct"]
     [finding] = analyse(suppressed, Config(strict=True)).findings

@@ -556,11 +556,11 @@ def _leftmost(name: cst.Attribute | cst.Name) -> cst.Name:
 
 
 def _targets(target: cst.CSTNode, at: cst.CSTNode) -> Iterator[tuple]:
+    # A starred target (`a, *b = ...`) is an element of a tuple or list: its
+    # value is the name.
     if isinstance(target, (cst.Tuple, cst.List)):
         for element in target.elements:
             yield from _targets(element.value, at)
-    elif isinstance(target, cst.StarredElement):
-        yield from _targets(target.value, at)
     elif isinstance(target, cst.BaseExpression):
         yield target, at
 
