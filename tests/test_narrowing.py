@@ -253,6 +253,28 @@ CASES = {
         """,
         "narrowed",
     ),
+    # The check in a comprehension's own `if`, after one that excludes.
+    "comprehension-earlier-if": (
+        """\
+        def mla_specs(specs: list[KVCacheSpec]) -> list[KVCacheSpec]:
+            return [
+                s
+                for s in specs
+                if not isinstance(s, SlidingWindowMLASpec)
+                if isinstance(s, MLAAttentionSpec)
+            ]
+        """,
+        """\
+        def mla_specs(specs: list[KVCacheSpec]) -> list[KVCacheSpec]:
+            return [
+                s
+                for s in specs
+                if s.block_size
+                if isinstance(s, MLAAttentionSpec)
+            ]
+        """,
+        "narrowed",
+    ),
     "deliberate-same-target": (
         """\
         def kind(spec: KVCacheSpec) -> str:
@@ -600,6 +622,21 @@ def test_rebinding_what_the_tested_value_hangs_off_keeps_the_first_reported(test
 
     assert reported(body("spec = spec.outer")) == [2]
     assert reported(body("specs = spec.outer")) == []  # another name
+
+
+def test_a_later_comprehension_if_does_not_narrow_an_earlier_one():
+    """It runs after the check: the site is deliberate (both tests of the
+    element are there), not narrowed."""
+    body = """\
+        def mla_specs(specs: list[KVCacheSpec]) -> list[KVCacheSpec]:
+            return [
+                s
+                for s in specs
+                if isinstance(s, MLAAttentionSpec)
+                if not isinstance(s, SlidingWindowMLASpec)
+            ]
+        """
+    assert reason(body) == "deliberate: line 16 tests `s` for SlidingWindowMLASpec"
 
 
 def test_strict_reports_everything_with_the_reason():
