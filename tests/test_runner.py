@@ -145,10 +145,14 @@ def test_each_file_is_read_once_when_the_spec_classes_read_it_first(
     (tmp_path / "w.py").write_text(BAD)
     (tmp_path / "plain.py").write_text("x = 1\n")
     opened = []
-    real_read = runner.read_source
-    monkeypatch.setattr(
-        runner, "read_source", lambda name: opened.append(name) or real_read(name)
-    )
+    real_open = os.open
+
+    def open_and_count(path, *args, **kwargs):
+        if str(path).endswith(".py"):
+            opened.append(str(path))
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", open_and_count)
     check_run = run([tmp_path], Config(root=tmp_path), use_cache=False, jobs=1)
     assert _sites(check_run) == [("w.py", "VSL001", (2, 40))]
     assert sorted(opened) == [str(tmp_path / "plain.py"), str(tmp_path / "w.py")]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.conftest import BAD, SPEC_CLASSES, write_family_module
 from vllm_spec_lint.core.settings import Config
 from vllm_spec_lint.edges.spec_classes import (
     _ancestry,
@@ -210,3 +211,29 @@ def test_scanned_files_add_their_spec_classes_after_the_families(tmp_path):
         "pkg.a.SecondSpec",
     ]
     assert warnings == []
+
+
+def test_a_family_module_gone_before_its_classes_are_read_is_a_warning(
+    tmp_path, monkeypatch, capsys
+):
+    """Read for the hierarchy, then gone (or unreadable) when its classes are
+    read: each face says so and goes on."""
+    from vllm_spec_lint.edges import runner, spec_classes
+    from vllm_spec_lint.faces import cli
+
+    kci = write_family_module(tmp_path, SPEC_CLASSES)
+
+    def gone(path):
+        raise FileNotFoundError(2, "No such file or directory")
+
+    monkeypatch.setattr(spec_classes, "read_source", gone)
+    warning = f"{kci}: cannot read spec classes: [Errno 2] No such file or directory"
+    config = Config(root=tmp_path, discover_families=True)
+    checked = runner.run([tmp_path], config, use_cache=False, jobs=1)
+    assert checked.warnings == [warning]
+    name = str(tmp_path / "w.py")
+    assert runner.run_source(name, BAD.encode(), config).warnings == [warning]
+    monkeypatch.chdir(tmp_path)
+    for args in (["--discover"], ["--discover-families"]):
+        assert cli.main(["families", *args, "."]) == 0
+        assert capsys.readouterr().err == f"warning: {warning}\n"
