@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import interpreter_without_tools, run_cli
+from tests.conftest import BAD, interpreter_without_tools, run_cli
 from vllm_spec_lint.repair import formatting
 from vllm_spec_lint.repair.formatting import detect
 
@@ -265,3 +265,29 @@ def test_ruffs_own_package_is_found_when_nothing_is_beside_the_interpreter(
     monkeypatch.setenv("PATH", str(tmp_path))  # and nothing on PATH either
     assert formatting.find_executable("ruff") == find_ruff_bin()
     assert formatting.find_executable("black") is None
+
+
+def test_a_diff_the_formatter_failed_on_names_the_failure_and_hides_no_fix(
+    tmp_path, monkeypatch, capsys
+):
+    """With --unsafe-fixes nothing is left to offer: no "available with
+    --unsafe-fixes" line under the error; without it, the unsafe fix is."""
+    from vllm_spec_lint.faces import cli
+
+    failing = tmp_path / "black"
+    failing.write_text('#!/bin/sh\necho "cannot format: broken" >&2\nexit 1\n')
+    failing.chmod(0o755)
+    monkeypatch.setattr(formatting, "find_executable", lambda kind: str(failing))
+    (tmp_path / "w.py").write_text(BAD)
+    monkeypatch.chdir(tmp_path)
+    args = ["fix", "--diff", "--no-cache", "--fix-formatter", "black", "w.py"]
+    assert cli.main([*args, "--unsafe-fixes"]) == 1
+    assert capsys.readouterr() == (
+        "",
+        "error: w.py: not fixed: the formatter failed: cannot format: broken\n",
+    )
+    assert cli.main(args) == 0
+    assert capsys.readouterr() == (
+        "No errors would be fixed (1 fix available with `--unsafe-fixes`).\n",
+        "",
+    )
