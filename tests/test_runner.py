@@ -291,3 +291,38 @@ def test_fixes_are_laid_out_by_the_formatter_of_the_checked_project(
     config = Config(root=project)
     check_run = run([project], config, fix=True, unsafe=True, use_cache=False, jobs=1)
     assert [w.split(":")[0] for w in check_run.warnings] == ["yapf is not installed"]
+
+
+def test_an_internal_error_on_one_file_is_its_vsl900_and_the_run_goes_on(
+    tmp_path, monkeypatch
+):
+    real_analyze = runner._analyze_file
+
+    def analyze(path, *args):
+        if path.name == "a.py":
+            raise RuntimeError("boom")
+        return real_analyze(path, *args)
+
+    monkeypatch.setattr(runner, "_analyze_file", analyze)
+    for name in ("a.py", "b.py"):
+        (tmp_path / name).write_text(BAD)
+    check_run = run([tmp_path], Config(root=tmp_path), use_cache=False, jobs=1)
+    assert [(Path(f.path).name, f.code, f.message) for f in check_run.findings] == [
+        ("a.py", "VSL900", "internal error, please report: RuntimeError: boom"),
+        (
+            "b.py",
+            "VSL001",
+            "isinstance() check against MLAAttentionSpec leaves out "
+            "SlidingWindowMLASpec",
+        ),
+    ]
+    assert check_run.findings[0].path == str(tmp_path / "a.py")
+
+
+def test_a_file_in_an_unknown_encoding_is_its_vsl900(tmp_path):
+    bad = tmp_path / "w.py"
+    bad.write_bytes(b"# -*- coding: klingon -*-\n" + BAD.encode())
+    check_run = run([tmp_path], Config(root=tmp_path), use_cache=False, jobs=1)
+    assert [(f.path, f.code, f.message) for f in check_run.findings] == [
+        (str(bad), "VSL900", "cannot decode: unknown encoding: klingon")
+    ]
