@@ -13,6 +13,7 @@ import pytest
 
 from tests.conftest import (
     BAD,
+    FIXED,
     REPO,
     fetch_vllm,
     run_cli,
@@ -418,6 +419,27 @@ def test_codemod_leaves_gitignored_files_and_narrowed_sites(tmp_path):
     assert (out.returncode, out.stdout) == (0, "")
     assert out.stderr == (
         "1 file checked, 0 would change, 0 findings would fix, 0 failures\n"
+    )
+
+
+def test_codemod_keeps_configured_exclusions_and_discovers_no_families(tmp_path):
+    """The codemod has no --exclude and no --discover-families: the
+    configured exclusions hold, and a discovered twin (ChunkedMLASpec, which
+    check --discover-families reports here) is not added."""
+    from tests.test_twins import KV_CACHE_INTERFACE_PY
+
+    write_family_module(tmp_path, KV_CACHE_INTERFACE_PY)
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.vllm-spec-lint]\nexclude = ["skipped.py"]\n'
+    )
+    (tmp_path / "skipped.py").write_text(BAD)
+    (tmp_path / "layers.py").write_text(BAD)
+    out = run_cli("codemod", "add-sliding-window-mla", "--diff", ".", cwd=tmp_path)
+    assert out.returncode == 1, out.stderr
+    assert out.stdout == (
+        "--- layers.py\n+++ layers.py\n@@ -1,2 +1,2 @@\n"
+        + "".join(f"-{line}\n" for line in BAD.splitlines())
+        + "".join(f"+{line}\n" for line in FIXED.splitlines())
     )
 
 
