@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -236,6 +237,38 @@ def test_an_internal_error_without_a_writable_temp_folder_still_says_one_line(
     assert capsys.readouterr().err == (
         "error: internal error: RuntimeError: boom (please report it)\n"
     )
+
+
+def test_an_interrupt_exits_2_without_a_traceback(monkeypatch, capsys):
+    from vllm_spec_lint.faces import cli
+
+    def interrupted(argv):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "_main", interrupted)
+    assert cli.main(["check", "."]) == 2
+    assert capsys.readouterr() == ("", "")
+
+
+def test_a_reader_that_has_gone_gets_no_traceback(tmp_path):
+    """`vllm-spec-lint check | head -0`: the pipe has no reader when the
+    report is written (closed before the tool starts, so no race); the tool
+    says nothing and exits 2."""
+    for i in range(50):
+        (tmp_path / f"m{i}.py").write_text(BAD)
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        out = subprocess.run(
+            [sys.executable, "-m", "vllm_spec_lint", "check", "--no-cache", "."],
+            cwd=tmp_path,
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            timeout=300,
+        )
+    finally:
+        os.close(write_end)
+    assert (out.returncode, out.stderr) == (2, b"")
 
 
 @pytest.mark.parametrize(
