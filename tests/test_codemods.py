@@ -249,8 +249,8 @@ def _transform(command_class, text: str, filename: str | None):
     return transform_module(command_class(context), text)
 
 
-def test_add_sliding_window_mla_transforms_skips_and_fails(tmp_path):
-    from libcst.codemod import TransformSkip, TransformSuccess
+def test_add_sliding_window_mla_transforms_skips_and_fails(tmp_path, monkeypatch):
+    from libcst.codemod import TransformFailure, TransformSkip, TransformSuccess
 
     from vllm_spec_lint.faces.codemods import AddSlidingWindowMLA
 
@@ -270,6 +270,26 @@ def test_add_sliding_window_mla_transforms_skips_and_fails(tmp_path):
     assert skipped.skip_description == "nothing to fix"
     # No file name (code from elsewhere): the same fix.
     assert _transform(AddSlidingWindowMLA, source, None).code == result.code
+    # A formatter that breaks the code: the file fails, with the reason.
+    from vllm_spec_lint.repair import formatting
+
+    breaking = tmp_path / "black"
+    breaking.write_text('#!/bin/sh\ncat > /dev/null\necho "def (:"\n')
+    breaking.chmod(0o755)
+    monkeypatch.setattr(
+        formatting, "find_executable", lambda kind: {"black": str(breaking)}.get(kind)
+    )
+    # Black named in the settings, or found as the project's formatter.
+    for name, settings in [
+        ("named", '[tool.vllm-spec-lint]\nfix-formatter = "black"\n'),
+        ("found", "[tool.black]\nline-length = 88\n"),
+    ]:
+        project = tmp_path / name  # settings are read once per folder
+        project.mkdir()
+        (project / "pyproject.toml").write_text(settings)
+        failed = _transform(AddSlidingWindowMLA, source, str(project / "w.py"))
+        assert isinstance(failed, TransformFailure), name
+        assert str(failed.error) == "the fixed code does not parse; not written"
 
 
 def test_nixl_codemod_class_skips_other_files_and_reports_moved_code(tmp_path):
@@ -295,6 +315,25 @@ def test_nixl_codemod_class_skips_other_files_and_reports_moved_code(tmp_path):
     )
     assert isinstance(moved, TransformFailure)
     assert "vLLM may have moved this code" in str(moved.error)
+
+
+def test_nixl_codemod_class_reads_the_settings_of_the_workers_project(tmp_path):
+    """Through libcst's face too: the worker's project (line length 120)
+    keeps the fixed check on one line."""
+    from libcst.codemod import TransformSuccess
+
+    from vllm_spec_lint.faces.codemods import NixlMlaRegion
+
+    (tmp_path / "pyproject.toml").write_text(
+        "[tool.vllm-spec-lint]\nline-length = 120\n"
+    )
+    worker = tmp_path / NIXL_WORKER
+    applied = _transform(NixlMlaRegion, WORKER_WITH_MORE_CHECKS, str(worker))
+    assert isinstance(applied, TransformSuccess)
+    assert (
+        "            is_mla_region = isinstance(layer_spec, (MLAAttentionSpec, "
+        "SlidingWindowMLASpec))\n" in applied.code
+    )
 
 
 def test_nixl_codemod_cli_reports_unreadable_and_unwritable_workers_and_goes_on(
