@@ -122,6 +122,33 @@ def test_bad_settings_are_one_diagnostic_at_the_top_and_defaults_apply(project):
     assert finding.code == "VSL001"
 
 
+def test_a_vllm_source_that_is_not_there_is_a_settings_diagnostic(project):
+    (project / "pyproject.toml").write_text(
+        '[tool.vllm-spec-lint]\nvllm-source = "missing"\n'
+    )
+    server = initialized_server(project)
+    uri = opened(server, project / "worker.py", WORKER)
+    settings, finding = server.diagnostics(uri, server.check(uri))
+    assert settings.message == (
+        f"settings not used: {project / 'missing'}: no "
+        "vllm/v1/kv_cache_interface.py there (expected a vLLM checkout or a "
+        "site-packages folder)"
+    )
+    assert finding.code == "VSL001"
+    # The built-in hierarchy stands in: the hover shows its family.
+    shown = lsp.hover(
+        server,
+        types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri),
+            position=types.Position(line=4, character=50),
+        ),
+    )
+    assert shown.contents.value.startswith(
+        "**VSL001** `isinstance-leaves-out-companion`: family mla\n\n```text\n"
+        "  MLAAttentionSpec <- FullAttentionSpec <- AttentionSpec <- KVCacheSpec\n"
+    )
+
+
 def test_only_python_documents_are_checked(project):
     server = initialized_server(project)
     assert server.check(opened(server, project / "notes.txt", WORKER)) is None
