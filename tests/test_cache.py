@@ -237,3 +237,36 @@ def test_a_file_name_that_is_not_utf8_is_cached_by_its_bytes(tmp_path):
     assert cold.returncode == warm.returncode == 1, cold.stderr + warm.stderr
     assert warm.stdout == cold.stdout
     assert [f["code"] for f in json.loads(warm.stdout)] == ["VSL001"]
+
+
+MAMBA = Family("mamba", "vllm.v1.kv_cache_interface", ("MambaSpec", "ShortConvSpec"))
+MAMBA_CHECK = (
+    "from vllm.v1.kv_cache_interface import MambaSpec\n"
+    "is_mamba = isinstance(layer_spec, MambaSpec)\n"
+)
+
+
+def test_a_file_clean_for_some_families_is_read_again_for_others(tmp_path, monkeypatch):
+    """Which files are clean depends on the names the families screen for:
+    a file without the MLA family's names still holds MambaSpec."""
+    monkeypatch.setattr(cache.CleanFiles, "_RECENT_NS", 0)
+    (tmp_path / "m.py").write_text(MAMBA_CHECK)
+    mla_only = Config(root=tmp_path)
+    assert runner.run([tmp_path], mla_only, jobs=1).findings == []
+    with_mamba = replace(mla_only, families=mla_only.families + (MAMBA,))
+    found = runner.run([tmp_path], with_mamba, jobs=1).findings
+    assert [(f.code, f.location) for f in found] == [("VSL001", (2, 35))]
+
+
+def test_a_clean_list_that_is_not_a_table_is_started_again(tmp_path, monkeypatch):
+    import marshal
+
+    monkeypatch.setattr(cache.CleanFiles, "_RECENT_NS", 0)
+    (tmp_path / "plain.py").write_text("x = 1\n")
+    config = Config(root=tmp_path)
+    runner.run([tmp_path], config, jobs=1)
+    [index] = (tmp_path / cache.CACHE_DIR).rglob("clean-*.marshal")
+    index.write_bytes(marshal.dumps(["plain.py"]))
+    assert runner.run([tmp_path], config, jobs=1).results[0].findings == []
+    clean = cache.CleanFiles(tmp_path, config, ClassHierarchy.default())
+    assert list(clean.entries) == [str(tmp_path / "plain.py")]

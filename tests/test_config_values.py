@@ -228,6 +228,17 @@ def test_a_settings_file_that_cannot_be_read_is_told_where_and_why(
     assert str(raised.value) == f"{path}{reason}"
 
 
+@pytest.mark.parametrize("name", ["loop.cfg", "loop.toml"])
+def test_a_settings_file_the_system_cannot_open_is_told_in_its_words(tmp_path, name):
+    path = tmp_path / name
+    path.symlink_to(path)  # a link to itself
+    with pytest.raises(ConfigError) as raised:
+        read_config_file(path)
+    assert str(raised.value) == (
+        f"{path}: cannot read: Too many levels of symbolic links"
+    )
+
+
 @pytest.mark.parametrize("name", ["other.cfg", "other.toml"])
 def test_a_missing_settings_file_is_not_found_whatever_its_kind(tmp_path, name):
     with pytest.raises(ConfigError) as raised:
@@ -308,3 +319,10 @@ def test_select_and_extend_select_add_up():
         {"select": ["VSL001"], "extend_select": ["VSL002"]}, "p", Path(".")
     )
     assert config.select == ("VSL001", "VSL002")
+
+
+def test_ignore_and_extend_ignore_add_up():
+    config = parse_settings(
+        {"ignore": ["VSL001"], "extend-ignore": ["VSL002"]}, "p", Path(".")
+    )
+    assert config.ignore == ("VSL001", "VSL002")
