@@ -108,3 +108,14 @@ def test_a_fix_imports_the_companion_when_only_another_function_has_it():
             "isinstance(spec, (MLAAttentionSpec, SlidingWindowMLASpec))",
         )
     )
+
+
+@pytest.mark.parametrize(
+    "compared", ['b"MLAAttentionSpec"', '"MLA AttentionSpec"', '"MLAAttentionSpec "']
+)
+def test_a_class_name_test_against_what_is_no_class_name_is_no_finding(compared):
+    source = (
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
+        f"ok = type(spec).__name__ == {compared}\n"
+    )
+    assert analyze_source(source, "m.py", Config(), None).findings == []
