@@ -155,6 +155,38 @@ def test_select_takes_comma_separated_codes_and_names_unknown_ones(tmp_path):
     assert "unknown rule selector 'E501', 'W6'" in out.stderr
 
 
+@pytest.mark.parametrize(
+    "selected, ignored, reported",
+    [
+        ("VSL001", "VSL001", False),  # a tie: ignore wins, as in ruff
+        ("VSL00", "VSL001", False),
+        ("VSL001", "VSL00", True),
+    ],
+)
+def test_the_longer_of_select_and_ignore_decides(tmp_path, selected, ignored, reported):
+    (tmp_path / "w.py").write_text(BAD)
+    args = ("--select", selected, "--ignore", ignored)
+    out = run_cli(
+        "check", "--no-cache", "--output-format", "concise", *args, ".", cwd=tmp_path
+    )
+    assert out.returncode == (1 if reported else 0)
+
+
+def test_a_syntax_error_is_marked_by_one_caret(tmp_path):
+    (tmp_path / "p.py").write_text("MLAAttentionSpec(\n")
+    out = run_cli("check", "--no-cache", "p.py", cwd=tmp_path)
+    assert out.stdout == (
+        "VSL900 cannot parse: '(' was never closed\n"
+        " --> p.py:1:17\n"
+        "  |\n"
+        "1 | MLAAttentionSpec(\n"
+        "  |                 ^\n"
+        "  |\n"
+        "\n"
+        "Found 1 error.\n"
+    )
+
+
 def test_show_files_defaults_to_the_working_folder_and_honours_force_exclude(tmp_path):
     (tmp_path / "a.py").write_text("x = 1\n")
     (tmp_path / "b.py").write_text("y = 2\n")
