@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from vllm_spec_lint.core.analysis import analyze_source
@@ -44,6 +46,20 @@ def test_invalid_example_is_reported_by_its_rule(rule, example):
         assert found[0].location == example.position
     if example.message:
         assert found[0].message == example.message
+
+
+@pytest.mark.parametrize("rule, example", _examples("INVALID"))
+def test_invalid_example_of_a_discovered_family_says_it_is_a_guess(rule, example):
+    """The same families, as if discovered: each finding names the evidence,
+    and its fix stays unsafe even where the project marks the rule's safe."""
+    guessed = tuple(replace(f, evidence="a guess") for f in Config().families)
+    config = Config(families=guessed, extend_safe_fixes=(rule.CODE,))
+    [found] = analyze_source(
+        example.code, "example.py", config, module_name=example.module
+    ).findings
+    assert found.message.endswith(" (discovered twin: a guess)")
+    if found.fix is not None:
+        assert found.fix.applicability == "unsafe"
 
 
 @pytest.mark.parametrize(
