@@ -259,6 +259,32 @@ def test_extend_select_adds_to_select(tmp_path):
     assert codes("--extend-select", "VSL001") == ["VSL001", "VSL004"]
 
 
+def test_line_length_on_the_command_line_lays_out_the_fixes(tmp_path):
+    (tmp_path / "w.py").write_text(
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
+        "\n\n"
+        "class Worker:\n"
+        "    def register(self, specs):\n"
+        "        for layer_spec in specs:\n"
+        "            is_mla_region = isinstance(layer_spec, MLAAttentionSpec)\n"
+    )
+    fix = ("fix", "--no-cache", "--diff", "--unsafe-fixes", "--fix-formatter", "ruff")
+
+    def fixed_check(*args: str) -> list[str]:
+        out = run_cli(*fix, *args, "w.py", cwd=tmp_path).stdout
+        return [line for line in out.splitlines() if line.startswith("+ ")]
+
+    assert fixed_check() == [
+        "+            is_mla_region = isinstance(",
+        "+                layer_spec, (MLAAttentionSpec, SlidingWindowMLASpec)",
+        "+            )",
+    ]
+    assert fixed_check("--line-length", "100") == [
+        "+            is_mla_region = isinstance(layer_spec, (MLAAttentionSpec, "
+        "SlidingWindowMLASpec))"
+    ]
+
+
 def test_command_line_patterns_are_relative_to_the_working_folder(tmp_path):
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "w.py").write_text(BAD)
