@@ -272,6 +272,73 @@ def test_a_reader_that_has_gone_gets_no_traceback(tmp_path):
 
 
 @pytest.mark.parametrize(
+    "command",
+    [
+        ["codemod", "add-sliding-window-mla"],
+        ["codemod", "nixl-mla-region"],
+        ["families"],
+    ],
+)
+def test_commands_without_standard_input_refuse_a_dash(tmp_path, command):
+    out = run_cli(*command, "-", cwd=tmp_path, input=BAD)
+    assert (out.returncode, out.stdout) == (2, "")
+    assert out.stderr == (
+        f"error: {command[0]} does not read standard input ('-'): name files or "
+        "folders\n"
+    )
+
+
+def test_unknown_options_are_named_together(tmp_path):
+    out = run_cli("check", "--foo", "--bar", ".", cwd=tmp_path)
+    assert (out.returncode, out.stderr) == (
+        2,
+        "error: unrecognized arguments: --foo --bar (see 'vllm-spec-lint --help')\n",
+    )
+
+
+def test_main_without_arguments_reads_the_command_line(monkeypatch, capsys):
+    from vllm_spec_lint import __version__
+    from vllm_spec_lint.faces import cli
+
+    monkeypatch.setattr("sys.argv", ["vllm-spec-lint", "--version"])
+    with pytest.raises(SystemExit) as exited:  # argparse's version action
+        cli.main()
+    assert exited.value.code == 0
+    assert capsys.readouterr().out == f"vllm-spec-lint {__version__}\n"
+
+
+def test_the_server_starts_whatever_the_settings_where_it_runs(tmp_path, monkeypatch):
+    """It reads settings per document: a broken settings file in the working
+    folder is no reason not to start."""
+    from vllm_spec_lint.faces import cli, lsp
+
+    served = []
+    monkeypatch.setattr(lsp, "serve", served.append)
+    (tmp_path / "pyproject.toml").write_text("[tool.vllm-spec-lint]\ncolour = 1\n")
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["server"]) == 0
+    assert served == [None]  # stdio, no TCP port
+
+
+def test_a_reader_gone_mid_report_leaves_stdout_on_the_null_device(
+    tmp_path, monkeypatch
+):
+    """After a broken pipe, what Python flushes at exit goes nowhere, not
+    into a second traceback."""
+    from vllm_spec_lint.faces import cli
+
+    def pipe_gone(argv):
+        raise BrokenPipeError
+
+    monkeypatch.setattr(cli, "_main", pipe_gone)
+    with open(tmp_path / "stdout", "w") as stdout:
+        monkeypatch.setattr("sys.stdout", stdout)
+        assert cli.main(["check", "."]) == 2
+        stdout.write("flushed at exit")
+    assert (tmp_path / "stdout").read_text() == ""
+
+
+@pytest.mark.parametrize(
     "setting, key",
     [
         ("line-length = 'long'", "line-length"),

@@ -1038,6 +1038,10 @@ def _main(argv: list[str]) -> int:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     if extra:
         args.paths = [*args.paths, *(Path(e) for e in extra)]
+    if Path("-") in getattr(args, "paths", ()) and not hasattr(args, "stdin_filename"):
+        raise UsageError(
+            f"{args.command} does not read standard input ('-'): name files or folders"
+        )
     if getattr(args, "paths", None) == [] and not _reads_stdin(args):
         args.paths = [Path(".")]  # no path means `.`, exactly
     if args.command == "server":  # settings are read per document
