@@ -121,3 +121,40 @@ def test_a_report_error_without_an_errno_text_still_says_why(tmp_path, monkeypat
         f"{tmp_path / 'report.txt'}: cannot write the report: "
         "quota exceeded on the share"
     )
+
+
+def test_a_file_that_grew_since_its_size_was_taken_is_read_whole(tmp_path, monkeypatch):
+    """Read up to the size fstat gave plus one byte; more means it grew, and
+    the rest is read in chunks (here three of 1 MiB and a part)."""
+    data = bytes(range(256)) * (13 * 2**12)  # 3.25 MiB
+    path = tmp_path / "grown.py"
+    path.write_bytes(data)
+    real_fstat = os.fstat
+
+    def fstat_before_it_grew(fd):
+        info = real_fstat(fd)
+        return os.stat_result((*info[:6], 100, *info[7:10]))
+
+    monkeypatch.setattr(files.os, "fstat", fstat_before_it_grew)
+    assert files.read_source(path) == data
+
+
+def test_a_pipe_is_refused_not_waited_on(tmp_path):
+    """Opened without waiting for a writer; in a thread, so that a reader
+    that does wait fails this test instead of hanging the suite."""
+    import threading
+
+    pipe = tmp_path / "pipe.py"
+    os.mkfifo(pipe)
+    raised = []
+
+    def read():
+        try:
+            files.read_source(pipe)
+        except OSError as e:
+            raised.append(str(e))
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    reader.join(timeout=60)
+    assert raised == [f"not a regular file: {pipe}"]
