@@ -229,6 +229,8 @@ def test_exclude_replaces_the_configured_patterns_and_extend_adds(tmp_path):
     # Comma-separated and repeated, as in ruff.
     assert files("--exclude", "a.py,b.py") == []
     assert files("--exclude", "a.py", "--exclude", "b.py") == []
+    # --extend-exclude adds to --exclude too.
+    assert files("--exclude", "b.py", "--extend-exclude", "a.py") == []
 
 
 def test_force_exclude_passes_over_an_excluded_file_named_on_the_command_line(
