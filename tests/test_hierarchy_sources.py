@@ -233,6 +233,17 @@ def test_a_plugins_own_spec_classes_join_the_hierarchy(tmp_path, guard, reported
     )
 
 
+def test_one_plugin_spec_class_is_counted_in_the_singular(tmp_path):
+    (tmp_path / "specs.py").write_text(
+        "from vllm.v1.kv_cache_interface import FullAttentionSpec\n"
+        "class PluginFullSpec(FullAttentionSpec): ...\n"
+    )
+    result = run_cli("families", ".", cwd=tmp_path, env=NO_ENV)
+    assert (
+        "hierarchy (from built-in defaults, scanned files: 1 class):" in result.stdout
+    )
+
+
 def test_flake8_honours_vsl_vllm_source(tmp_path):
     tree = plugin_tree(tmp_path / "plugin")
     checkout = tmp_path / "vllm-checkout"

@@ -694,10 +694,10 @@ def test_hierarchy_sources_are_described_with_their_origin():
     assert read.described_sources() == "vllm-source: /v/m.py"
     plugin = hierarchy.with_classes(
         {"p.Mine": (f"{KV_CACHE_INTERFACE}.MLAAttentionSpec",)},
-        "1 classes",
+        "1 class",
         "scanned files",
     )
-    assert plugin.described_sources() == "built-in defaults, scanned files: 1 classes"
+    assert plugin.described_sources() == "built-in defaults, scanned files: 1 class"
     assert plugin.bases["p.Mine"] == (f"{KV_CACHE_INTERFACE}.MLAAttentionSpec",)
     assert plugin.bases[f"{KV_CACHE_INTERFACE}.MLAAttentionSpec"] == (
         f"{KV_CACHE_INTERFACE}.FullAttentionSpec",

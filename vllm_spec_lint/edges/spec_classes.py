@@ -128,9 +128,8 @@ def with_spec_classes(
             for s in scanned
         }
         if bases:
-            hierarchy = hierarchy.with_classes(
-                bases, f"{len(bases)} classes", "scanned files"
-            )
+            count = "1 class" if len(bases) == 1 else f"{len(bases)} classes"
+            hierarchy = hierarchy.with_classes(bases, count, "scanned files")
     if config.discover_families:
         twins, _ = discover(files, config, hierarchy, warnings, read, classes)
         joined = families_from(twins, config.families)
