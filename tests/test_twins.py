@@ -826,3 +826,53 @@ def test_twins_outside_the_spec_hierarchy_are_not_proposed(tree):
         (MLA, SWMLA),
         (SWMLA, CHUNKED),
     ]
+
+
+def _twin_classes(a_calls: tuple[str, ...], b_calls: tuple[str, ...]) -> str:
+    """Two classes sharing three fields, each calling ``_pad`` with ``self``
+    from the methods named."""
+
+    def spec_class(name: str, methods: tuple[str, ...]) -> str:
+        return (
+            f"class {name}(KVCacheSpec):\n"
+            "    alignment: int = 0\n"
+            "    cache_dtype_str: str = ''\n"
+            "    model_version: str = ''\n"
+            + "".join(f"    def {m}(self):\n        _pad(self)\n" for m in methods)
+            + "\n"
+        )
+
+    return (
+        "class KVCacheSpec:\n    block_size: int\n\n"
+        "def _pad(spec):\n    return spec\n\n"
+        + spec_class("A", a_calls)
+        + spec_class("B", b_calls)
+    )
+
+
+@pytest.mark.parametrize(
+    "a_calls, b_calls, evidence",
+    [
+        (
+            ("__post_init__", "merge"),
+            ("__post_init__", "merge"),
+            (
+                "both call _pad in __post_init__, merge",
+                "same body: __post_init__, merge",
+            ),
+        ),
+        (("__post_init__",), ("merge",), ("both call _pad",)),
+        (
+            ("__post_init__", "merge"),
+            ("merge",),
+            ("both call _pad in merge", "same body: merge"),
+        ),
+    ],
+)
+def test_a_shared_helper_is_named_with_the_methods_both_call_it_from(
+    a_calls, b_calls, evidence
+):
+    [twin] = twins_of_module(_twin_classes(a_calls, b_calls))
+    fields = "shares fields alignment, cache_dtype_str, model_version"
+    assert twin.evidence[0] == fields
+    assert twin.evidence[1:] == evidence
