@@ -600,6 +600,23 @@ def test_only_twins_of_one_module_whose_anchor_is_no_companion_join():
     )
 
 
+def test_a_twin_whose_anchor_is_a_companion_of_either_kind_does_not_join():
+    """B is a companion by the settings only, Y only as another twin's."""
+    from vllm_spec_lint.model.hierarchy import Family
+    from vllm_spec_lint.model.twins import Twin, families_from
+
+    configured = (Family("mla", "m", ("A", "B")),)
+    evidence = ("shares fields x, y",)
+    twins = [
+        Twin("m.B", "m.C", 7.0, evidence),
+        Twin("m.X", "m.Y", 7.0, evidence),
+        Twin("m.Y", "m.Z", 6.0, evidence),
+    ]
+    assert families_from(twins, configured) == (
+        Family("discovered:X/Y", "m", ("X", "Y"), evidence="same fields x, y"),
+    )
+
+
 SCORING = textwrap.dedent(
     '''\
     class KVCacheSpec:
