@@ -172,3 +172,28 @@ def test_each_companion_is_registered_on_a_line_of_its_own_after_the_anchor(
 ):
     outcome = fix_source(before, "x.py", Config(families=(THREE,)), unsafe=True)
     assert (outcome.text, outcome.fixed, outcome.failure) == (after, ("VSL006",), None)
+
+
+@pytest.mark.parametrize(
+    ("use", "message"),
+    [
+        (
+            DISPATCH + "@size.register(MLAAttentionSpec)\ndef _(spec):\n    return 1\n",
+            "Register SlidingWindowMLASpec, ChunkedMLASpec as MLAAttentionSpec",
+        ),
+        (
+            "\nREGISTRY.register(MLAAttentionSpec, handler)\n",
+            "Register SlidingWindowMLASpec, ChunkedMLASpec as MLAAttentionSpec",
+        ),
+        (
+            "T = {MLAAttentionSpec: 1}\n",
+            "Add SlidingWindowMLASpec, ChunkedMLASpec with MLAAttentionSpec's value",
+        ),
+    ],
+    ids=["decorator", "statement", "table"],
+)
+def test_a_fix_for_two_companions_names_both_in_its_message(use, message):
+    from vllm_spec_lint.core.analysis import analyze_source
+
+    [found] = analyze_source(IMPORTED + use, "x.py", Config(families=(THREE,))).findings
+    assert found.fix.message == message
