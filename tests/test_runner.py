@@ -7,7 +7,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from tests.conftest import BAD, FIXED, SPEC_CLASSES, write_family_module
+from tests.conftest import (
+    BAD,
+    COMPRESSED_PARENT,
+    FIXED,
+    SPEC_CLASSES,
+    write_family_module,
+)
 from vllm_spec_lint.core.settings import Config
 from vllm_spec_lint.edges import cache, runner
 from vllm_spec_lint.edges.runner import run
@@ -317,6 +323,10 @@ def test_an_internal_error_on_one_file_is_its_vsl900_and_the_run_goes_on(
         ),
     ]
     assert check_run.findings[0].path == str(tmp_path / "a.py")
+    assert [r.path for r in check_run.results] == [
+        str(tmp_path / "a.py"),
+        str(tmp_path / "b.py"),
+    ]
 
 
 def test_a_file_in_an_unknown_encoding_is_its_vsl900(tmp_path):
@@ -325,4 +335,59 @@ def test_a_file_in_an_unknown_encoding_is_its_vsl900(tmp_path):
     check_run = run([tmp_path], Config(root=tmp_path), use_cache=False, jobs=1)
     assert [(f.path, f.code, f.message) for f in check_run.findings] == [
         (str(bad), "VSL900", "cannot decode: unknown encoding: klingon")
+    ]
+    assert [r.path for r in check_run.results] == [str(bad)]
+
+
+def _compressed_tree(root: Path) -> Path:
+    """A tree whose SlidingWindowMLASpec derives from CompressedSpec, and a
+    module of its package that rejects CompressedSpec (VSL007 in this tree
+    only) and tests MLAAttentionSpec through a relative import (VSL001)."""
+    write_family_module(root, COMPRESSED_PARENT)
+    core = root / "vllm" / "v1" / "core"
+    core.mkdir()
+    for package in (root / "vllm", root / "vllm" / "v1", core):
+        (package / "__init__.py").write_text("")
+    (core / "x.py").write_text(
+        "from ..kv_cache_interface import CompressedSpec, MLAAttentionSpec\n"
+        "\n\n"
+        "def check(spec):\n"
+        "    match spec:\n"
+        "        case CompressedSpec():\n"
+        "            raise NotImplementedError('K/V layout only')\n"
+        "\n\n"
+        "mla = isinstance(s, MLAAttentionSpec)\n"
+    )
+    return core / "x.py"
+
+
+def test_a_fix_run_sees_the_trees_hierarchy_and_the_files_package(tmp_path):
+    _compressed_tree(tmp_path)
+    config = Config(root=tmp_path, fix_formatter="none")
+    check_run = run([tmp_path], config, fix=True, unsafe=True, use_cache=False, jobs=1)
+    [result] = [r for r in check_run.results if r.fixed]
+    assert result.fixed == ("VSL001",)
+    assert _sites(check_run) == [("x.py", "VSL007", (6, 14))]
+
+
+def test_a_file_the_formatter_failed_on_keeps_the_findings_of_its_tree(
+    tmp_path, monkeypatch
+):
+    """Analysed again as the run analyses it: with the tree's hierarchy and
+    the file's package."""
+    from vllm_spec_lint.repair import formatting
+
+    failing = tmp_path / "black"
+    failing.write_text("#!/bin/sh\necho broken >&2\nexit 1\n")
+    failing.chmod(0o755)
+    monkeypatch.setattr(formatting, "find_executable", lambda kind: str(failing))
+    tree = tmp_path / "tree"
+    _compressed_tree(tree)
+    config = Config(root=tree, fix_formatter="black")
+    check_run = run([tree], config, fix=True, unsafe=True, use_cache=False, jobs=1)
+    [result] = [r for r in check_run.results if r.findings]
+    assert result.failure == "not fixed: the formatter failed: broken"
+    assert _sites(check_run) == [
+        ("x.py", "VSL007", (6, 14)),
+        ("x.py", "VSL001", (10, 21)),
     ]
