@@ -154,3 +154,44 @@ CASES = {
 def test_the_reason_for_the_check(name):
     body, expected = CASES[name]
     assert reason(body) == expected
+
+
+@pytest.mark.parametrize(
+    "body, expected",
+    [
+        (
+            "def kind(spec):\n"
+            "    mla = isinstance(spec, MLAAttentionSpec)\n"
+            "    other = isinstance(spec, (SlidingWindowMLASpec, ChunkedMLASpec))\n"
+            "    return mla, other\n",
+            "deliberate: line 7 tests `spec` for SlidingWindowMLASpec, ChunkedMLASpec",
+        ),
+        (
+            "def kind(spec):\n"
+            "    if isinstance(spec, (SlidingWindowMLASpec, ChunkedMLASpec)):\n"
+            "        return 1\n"
+            "    return isinstance(spec, MLAAttentionSpec)\n",
+            "narrowed: `isinstance(spec, (SlidingWindowMLASpec, ChunkedMLASpec))` "
+            "(line 6) already excludes SlidingWindowMLASpec, ChunkedMLASpec",
+        ),
+    ],
+    ids=["deliberate", "narrowed"],
+)
+def test_a_reason_names_every_companion_left_out(body, expected):
+    from vllm_spec_lint.core.analysis import analyze_source
+    from vllm_spec_lint.core.settings import Config
+    from vllm_spec_lint.model.hierarchy import Family
+
+    three = Family(
+        "mla",
+        "vllm.v1.kv_cache_interface",
+        ("MLAAttentionSpec", "SlidingWindowMLASpec", "ChunkedMLASpec"),
+    )
+    header = (
+        "from vllm.v1.kv_cache_interface import (\n"
+        "    ChunkedMLASpec, MLAAttentionSpec, SlidingWindowMLASpec\n"
+        ")\n\n"
+    )
+    analysis = analyze_source(header + body, "x.py", Config(families=(three,)))
+    assert analysis.findings == []
+    assert [f.suppressed_by for f in analysis.suppressed] == [expected]
