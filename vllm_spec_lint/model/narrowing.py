@@ -35,7 +35,6 @@ class Narrowing:
         self,
         node: cst.CSTNode,
         target,
-        family: Family,
         missing: list[str],
         positive: bool = True,
     ):
@@ -206,7 +205,7 @@ class Narrowing:
     ) -> str | None:
         """Why this check is not reported by default, or None."""
         return (
-            self.unreachable(node, target, family, missing, positive)
+            self.unreachable(node, target, missing, positive)
             or self.loud_failure(node, positive)
             or (positive and self.rejected_later(node, target, family, missing))
             or self.considered(node, target, missing)

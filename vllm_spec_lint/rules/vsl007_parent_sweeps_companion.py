@@ -4,7 +4,7 @@ import libcst as cst
 
 from vllm_spec_lint.model.class_tests import TypeTest
 from vllm_spec_lint.model.facts import ends_in, excludes
-from vllm_spec_lint.model.hierarchy import Family, short_name
+from vllm_spec_lint.model.hierarchy import short_name
 from vllm_spec_lint.model.narrowing import decision_of
 from vllm_spec_lint.model.syntax import target_key, walk
 from vllm_spec_lint.repair.plans import FixPlan, companion_expressions
@@ -402,7 +402,7 @@ class ParentSweepsInCompanion(Rule):
                     continue
                 if self._excluded_beside(test, companion):
                     continue
-                reason = self._quiet_reason(test, family, companion)
+                reason = self._quiet_reason(test, companion)
                 for ref in refs:
                     self.report(
                         ref.node,
@@ -441,12 +441,10 @@ class ParentSweepsInCompanion(Rule):
                 return True
         return False
 
-    def _quiet_reason(self, test: TypeTest, family: Family, companion: str):
+    def _quiet_reason(self, test: TypeTest, companion: str):
         narrowing = self.model.narrowing
         return (
-            narrowing.unreachable(
-                test.node, test.target, family, [companion], test.positive
-            )
+            narrowing.unreachable(test.node, test.target, [companion], test.positive)
             or narrowing.considered(test.node, test.target, [companion])
             or (
                 None
