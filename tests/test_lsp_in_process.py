@@ -329,6 +329,46 @@ def test_hover_on_a_finding_shows_the_family(project):
     assert hover_at(3, 50) is None
 
 
+def test_hover_shows_every_family_of_the_anchor_and_all_its_companions(project):
+    """Families of other anchors are passed over, not the end of the list."""
+    (project / "pyproject.toml").write_text(
+        "[tool.vllm-spec-lint]\nfamilies = [\n"
+        "  { name = 'mamba', module = 'vllm.v1.kv_cache_interface',"
+        " members = ['MambaSpec', 'ShortConvSpec'] },\n"
+        "  { name = 'mla', module = 'vllm.v1.kv_cache_interface',"
+        " members = ['MLAAttentionSpec', 'SlidingWindowMLASpec', 'ChunkedMLASpec'] },\n"
+        "  { name = 'chunked', module = 'vllm.v1.kv_cache_interface',"
+        " members = ['MLAAttentionSpec', 'ChunkedMLASpec'] },\n"
+        "]\n"
+    )
+    server = initialized_server(project)
+    uri = opened(server, project / "worker.py", WORKER)
+    server.check(uri)
+    shown = lsp.hover(
+        server,
+        types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri),
+            position=types.Position(line=4, character=50),
+        ),
+    )
+    mla = "  MLAAttentionSpec <- FullAttentionSpec <- AttentionSpec <- KVCacheSpec\n"
+    assert shown.contents.value == (
+        "**VSL001** `isinstance-leaves-out-companion`: family mla\n\n"
+        "```text\n" + mla + "  SlidingWindowMLASpec <- SlidingWindowSpec <- "
+        "AttentionSpec <- KVCacheSpec\n"
+        "  ChunkedMLASpec\n"
+        "```\n\n"
+        "SlidingWindowMLASpec, ChunkedMLASpec share(s) MLAAttentionSpec's cache "
+        "layout without deriving from it: a test against it alone leaves them out."
+        "\n\n"
+        "**VSL001** `isinstance-leaves-out-companion`: family chunked\n\n"
+        "```text\n" + mla + "  ChunkedMLASpec\n"
+        "```\n\n"
+        "ChunkedMLASpec share(s) MLAAttentionSpec's cache layout without deriving "
+        "from it: a test against it alone leaves them out."
+    )
+
+
 def edits_between(project: Path, before: str, after: str) -> list[types.TextEdit]:
     server = initialized_server(project)
     uri = opened(server, project / "m.py", before)
