@@ -168,6 +168,8 @@ def test_quick_fixes_give_the_fixed_text_and_the_noqa_line(project):
     assert fix.diagnostics == [diagnostic]
     assert _apply(WORKER, fix.edit.changes[uri]) == FIXED
     assert keep.title == "Keep: add `# noqa: VSL001`"
+    assert keep.kind == types.CodeActionKind.QuickFix
+    assert keep.diagnostics == [diagnostic]
     assert _apply(WORKER, keep.edit.changes[uri]) == WORKER.replace(
         "MLAAttentionSpec)\n", "MLAAttentionSpec)  # noqa: VSL001\n"
     )
@@ -292,6 +294,18 @@ def test_other_sources_diagnostics_get_no_actions(project):
         server, uri, diagnostic.range, [foreign, moved], [types.CodeActionKind.QuickFix]
     )
     assert found == []
+    # Passed over, not the end of the list: the finding after them has its own.
+    after = code_actions(
+        server,
+        uri,
+        diagnostic.range,
+        [foreign, moved, diagnostic],
+        [types.CodeActionKind.QuickFix],
+    )
+    assert [a.title for a in after] == [
+        "Add SlidingWindowMLASpec (VSL001) - unsafe: changes what the check admits",
+        "Keep: add `# noqa: VSL001`",
+    ]
 
 
 def test_hover_on_a_finding_shows_the_family(project):
