@@ -170,6 +170,7 @@ def test_quick_fixes_give_the_fixed_text_and_the_noqa_line(project):
     assert keep.title == "Keep: add `# noqa: VSL001`"
     assert keep.kind == types.CodeActionKind.QuickFix
     assert keep.diagnostics == [diagnostic]
+    assert keep.is_preferred is None
     assert _apply(WORKER, keep.edit.changes[uri]) == WORKER.replace(
         "MLAAttentionSpec)\n", "MLAAttentionSpec)  # noqa: VSL001\n"
     )
@@ -290,8 +291,15 @@ def test_other_sources_diagnostics_get_no_actions(project):
         source="vllm-spec-lint",
         data={"row": 4, "column": 44},
     )
+    stripped = types.Diagnostic(  # a client that does not send data back
+        range=diagnostic.range, message="x", code="VSL001", source="vllm-spec-lint"
+    )
     found = code_actions(
-        server, uri, diagnostic.range, [foreign, moved], [types.CodeActionKind.QuickFix]
+        server,
+        uri,
+        diagnostic.range,
+        [foreign, moved, stripped],
+        [types.CodeActionKind.QuickFix],
     )
     assert found == []
     # Passed over, not the end of the list: the finding after them has its own.
