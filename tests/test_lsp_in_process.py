@@ -176,6 +176,24 @@ def test_quick_fixes_give_the_fixed_text_and_the_noqa_line(project):
     )
 
 
+def test_a_quick_fix_changes_its_own_finding_only(project):
+    (project / "pyproject.toml").write_text(
+        '[tool.vllm-spec-lint]\nfix-formatter = "none"\n'
+    )
+    text = WORKER + "\n\nALSO = isinstance(spec, MLAAttentionSpec)\n"
+    server = initialized_server(project)
+    uri = opened(server, project / "worker.py", text)
+    first, second = server.diagnostics(uri, server.check(uri))
+    fix, _keep = code_actions(server, uri, second.range, [second])
+    assert _apply(text, fix.edit.changes[uri]) == (
+        WORKER.replace(
+            "import MLAAttentionSpec\n",
+            "import MLAAttentionSpec, SlidingWindowMLASpec\n",
+        )
+        + "\n\nALSO = isinstance(spec, (MLAAttentionSpec, SlidingWindowMLASpec))\n"
+    )
+
+
 @pytest.mark.parametrize(
     "formatter, expected",
     [
