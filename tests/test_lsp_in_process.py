@@ -226,6 +226,27 @@ def test_a_quick_fix_is_laid_out_by_the_projects_formatter(
     assert _apply(WORKER, fix.edit.changes[uri]) == expected
 
 
+def test_a_quick_fix_is_laid_out_by_the_formatter_the_project_uses(project):
+    """Found from the document's project (yapf here), not the server's
+    working folder."""
+    (project / ".style.yapf").write_text(
+        "[style]\nbased_on_style = pep8\ncolumn_limit = 60\n"
+    )
+    server = initialized_server(project)
+    uri = opened(server, project / "worker.py", WORKER)
+    [diagnostic] = server.diagnostics(uri, server.check(uri))
+    fix, _ = code_actions(server, uri, diagnostic.range, [diagnostic])
+    assert _apply(WORKER, fix.edit.changes[uri]) == (
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowMLASpec\n"
+        "\n\n"
+        "def register(layer_spec):\n"
+        "    is_mla_region = isinstance(\n"
+        "        layer_spec,\n"
+        "        (MLAAttentionSpec, SlidingWindowMLASpec))\n"
+        "    return is_mla_region\n"
+    )
+
+
 def test_a_quick_fix_uses_the_projects_hierarchy(project):
     write_family_module(project, COMPRESSED_PARENT)
     text = (
