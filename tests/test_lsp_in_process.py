@@ -56,6 +56,16 @@ def code_actions(server, uri: str, span: types.Range, diagnostics, only=None):
     )
 
 
+def quick_fixed(project: Path, name: str, text: str) -> str:
+    """``text``, opened as ``name`` in ``project``, after the quick fix of
+    its one finding."""
+    server = initialized_server(project)
+    uri = opened(server, project / name, text)
+    [diagnostic] = server.diagnostics(uri, server.check(uri))
+    fix, _keep = code_actions(server, uri, diagnostic.range, [diagnostic])
+    return _apply(text, fix.edit.changes[uri])
+
+
 @pytest.fixture
 def project(tmp_path) -> Path:
     root = tmp_path / "project"
@@ -219,11 +229,7 @@ def test_a_quick_fix_is_laid_out_by_the_projects_formatter(
     (project / "pyproject.toml").write_text(
         f'[tool.vllm-spec-lint]\nline-length = 60\nfix-formatter = "{formatter}"\n'
     )
-    server = initialized_server(project)
-    uri = opened(server, project / "worker.py", WORKER)
-    [diagnostic] = server.diagnostics(uri, server.check(uri))
-    fix, _ = code_actions(server, uri, diagnostic.range, [diagnostic])
-    assert _apply(WORKER, fix.edit.changes[uri]) == expected
+    assert quick_fixed(project, "worker.py", WORKER) == expected
 
 
 def test_a_quick_fix_is_laid_out_by_the_formatter_the_project_uses(project):
@@ -232,11 +238,7 @@ def test_a_quick_fix_is_laid_out_by_the_formatter_the_project_uses(project):
     (project / ".style.yapf").write_text(
         "[style]\nbased_on_style = pep8\ncolumn_limit = 60\n"
     )
-    server = initialized_server(project)
-    uri = opened(server, project / "worker.py", WORKER)
-    [diagnostic] = server.diagnostics(uri, server.check(uri))
-    fix, _ = code_actions(server, uri, diagnostic.range, [diagnostic])
-    assert _apply(WORKER, fix.edit.changes[uri]) == (
+    assert quick_fixed(project, "worker.py", WORKER) == (
         "from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowMLASpec\n"
         "\n\n"
         "def register(layer_spec):\n"
@@ -256,11 +258,7 @@ def test_a_quick_fix_uses_the_projects_hierarchy(project):
         "    if isinstance(spec, CompressedSpec):\n"
         "        raise ValueError('no compression')\n"
     )
-    server = initialized_server(project)
-    uri = opened(server, project / "check.py", text)
-    [diagnostic] = server.diagnostics(uri, server.check(uri))
-    fix, _ = code_actions(server, uri, diagnostic.range, [diagnostic])
-    assert _apply(text, fix.edit.changes[uri]) == (
+    assert quick_fixed(project, "check.py", text) == (
         "from vllm.v1.kv_cache_interface import CompressedSpec, SlidingWindowMLASpec\n"
         "\n\n"
         "def check(spec):\n"
