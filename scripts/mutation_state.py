@@ -3,6 +3,7 @@ last one stopped, on another machine or in another session.
 
     python scripts/mutation_state.py restore   # before `mutmut run` (nox does it)
     python scripts/mutation_state.py save      # after it, or after stopping it
+    python scripts/mutation_state.py restore --rejudge vllm_spec_lint.edges.runner
 
 mutmut keeps its verdicts in ``mutants/**/*.py.meta``, a folder no one
 commits; a whole run takes longer than a session, and twice a machine's
@@ -15,6 +16,13 @@ itself keeps a verdict only while its function's hash is unchanged.
 ``save`` merges: a verdict mutmut has now replaces the saved one; a mutant
 mutmut has not checked keeps its saved verdict while its function is
 unchanged. So machines that each ran some modules can save into one tree.
+
+A verdict holds while its function is unchanged, also when the tests
+change: a survivor judged before a test that kills it stays a survivor.
+``restore --rejudge PREFIX`` restores the survivors whose names start with
+``PREFIX`` as not checked (less those MUTATION.md lists as equivalent), so
+that the next run judges them with today's tests; if it stops before, ``save``
+keeps their old verdicts.
 """
 
 from __future__ import annotations
@@ -24,6 +32,8 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+
+from mutation_report import EQUIVALENT  # the script beside this one
 
 REPO = Path(__file__).resolve().parent.parent
 MUTANTS = REPO / "mutants"
@@ -35,10 +45,22 @@ def function_of(mutant: str) -> str:
     return mutant.partition("__mutmut_")[0].rpartition(".")[2]
 
 
-def restore(mutants: Path = MUTANTS, verdicts: Path = VERDICTS) -> int:
+def restore(
+    mutants: Path = MUTANTS,
+    verdicts: Path = VERDICTS,
+    rejudge: tuple[str, ...] = (),
+    equivalent: frozenset[str] = frozenset(),
+) -> int:
     count = 0
     for saved_path in sorted(verdicts.rglob("*.json")):
         saved = json.loads(saved_path.read_text(encoding="utf-8"))
+        if rejudge:
+            saved["verdicts"] = {
+                name: None
+                if code == 0 and name.startswith(rejudge) and name not in equivalent
+                else code
+                for name, code in saved["verdicts"].items()
+            }
         meta = mutants / saved_path.relative_to(verdicts).with_suffix(".py.meta")
         meta.parent.mkdir(parents=True, exist_ok=True)
         meta.write_text(
@@ -103,10 +125,30 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("action", choices=["restore", "save"])
     parser.add_argument("--mutants", type=Path, default=MUTANTS, metavar="DIR")
     parser.add_argument("--verdicts", type=Path, default=VERDICTS, metavar="DIR")
+    parser.add_argument(
+        "--rejudge",
+        action="append",
+        default=[],
+        metavar="PREFIX",
+        help="restore: survivors whose names start with PREFIX as not checked",
+    )
+    parser.add_argument(
+        "--listing",
+        type=Path,
+        default=REPO / "MUTATION.md",
+        metavar="FILE",
+        help="the file listing equivalent mutants, left as they are",
+    )
     args = parser.parse_args(argv)
     try:
         if args.action == "restore":
-            count = restore(args.mutants, args.verdicts)
+            equivalent = frozenset()
+            if args.rejudge:
+                listing = args.listing.read_text(encoding="utf-8")
+                equivalent = frozenset(EQUIVALENT.findall(listing))
+            count = restore(
+                args.mutants, args.verdicts, tuple(args.rejudge), equivalent
+            )
         else:
             commit = _git(args.mutants.parent, "rev-parse", "--short", "HEAD")
             if _git(args.mutants.parent, "status", "--porcelain", "vllm_spec_lint"):

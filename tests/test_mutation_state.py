@@ -240,3 +240,37 @@ def test_the_report_without_saved_verdicts_exits_2(tmp_path):
         done.stderr == f"error: {root / 'mutation' / 'verdicts'}: no saved verdicts\n"
     )
     assert done.returncode == 2
+
+
+def test_restore_can_set_survivors_back_to_be_judged_again(tmp_path):
+    """Survivors under the prefix, less the listed equivalents, come back as
+    not checked; killed mutants and other modules' survivors keep theirs."""
+    root, _ = _project(tmp_path)
+    verdicts = {
+        "vllm_spec_lint.m.x_f__mutmut_1": 0,
+        "vllm_spec_lint.m.x_f__mutmut_2": 0,
+        "vllm_spec_lint.m.x_f__mutmut_3": 1,
+        "vllm_spec_lint.m.x_g__mutmut_1": 0,
+    }
+    _meta(root, verdicts, {"x_f": "aaaaaaaaaaaa", "x_g": "bbbbbbbbbbbb"})
+    assert _state(root, "save").returncode == 0
+    listing = tmp_path / "listing.md"
+    listing.write_text("- `vllm_spec_lint.m.x_f__mutmut_2`: only its name changes.\n")
+    done = _run(
+        STATE, root, "restore",
+        "--mutants", str(root / "mutants"),
+        "--verdicts", str(root / "mutation" / "verdicts"),
+        "--rejudge", "vllm_spec_lint.m.x_f",
+        "--listing", str(listing),
+    )  # fmt: skip
+    assert (done.returncode, done.stderr) == (0, "")
+    meta = root / "mutants" / "vllm_spec_lint" / "m.py.meta"
+    assert json.loads(meta.read_text())["exit_code_by_key"] == {
+        "vllm_spec_lint.m.x_f__mutmut_1": None,
+        "vllm_spec_lint.m.x_f__mutmut_2": 0,
+        "vllm_spec_lint.m.x_f__mutmut_3": 1,
+        "vllm_spec_lint.m.x_g__mutmut_1": 0,
+    }
+    # Stopped before judging them: save keeps the verdicts they had.
+    assert _state(root, "save").returncode == 0
+    assert _saved(root)["verdicts"] == verdicts
