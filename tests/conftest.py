@@ -127,6 +127,19 @@ COMPRESSED_PARENT = (
 )
 
 
+def fake_black(monkeypatch, folder: Path, script: str) -> None:
+    """A shell ``script`` installed as black, the only formatter found (for
+    failures a real formatter will not produce on demand)."""
+    from vllm_spec_lint.repair import formatting
+
+    program = folder / "black"
+    program.write_text("#!/bin/sh\n" + script)
+    program.chmod(0o755)
+    monkeypatch.setattr(
+        formatting, "find_executable", lambda kind: {"black": str(program)}.get(kind)
+    )
+
+
 def run_cli(
     *args: str,
     cwd: Path | None = None,

@@ -15,6 +15,7 @@ from tests.conftest import (
     BAD,
     FIXED,
     REPO,
+    fake_black,
     fetch_vllm,
     run_cli,
     write_covering_hierarchy,
@@ -271,14 +272,7 @@ def test_add_sliding_window_mla_transforms_skips_and_fails(tmp_path, monkeypatch
     # No file name (code from elsewhere): the same fix.
     assert _transform(AddSlidingWindowMLA, source, None).code == result.code
     # A formatter that breaks the code: the file fails, with the reason.
-    from vllm_spec_lint.repair import formatting
-
-    breaking = tmp_path / "black"
-    breaking.write_text('#!/bin/sh\ncat > /dev/null\necho "def (:"\n')
-    breaking.chmod(0o755)
-    monkeypatch.setattr(
-        formatting, "find_executable", lambda kind: {"black": str(breaking)}.get(kind)
-    )
+    fake_black(monkeypatch, tmp_path, 'cat > /dev/null\necho "def (:"\n')
     # Black named in the settings, or found as the project's formatter.
     for name, settings in [
         ("named", '[tool.vllm-spec-lint]\nfix-formatter = "black"\n'),

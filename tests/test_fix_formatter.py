@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import BAD, interpreter_without_tools, run_cli
+from tests.conftest import BAD, fake_black, interpreter_without_tools, run_cli
 from vllm_spec_lint.repair import formatting
 from vllm_spec_lint.repair.formatting import detect
 
@@ -274,10 +274,7 @@ def test_a_diff_the_formatter_failed_on_names_the_failure_and_hides_no_fix(
     --unsafe-fixes" line under the error; without it, the unsafe fix is."""
     from vllm_spec_lint.faces import cli
 
-    failing = tmp_path / "black"
-    failing.write_text('#!/bin/sh\necho "cannot format: broken" >&2\nexit 1\n')
-    failing.chmod(0o755)
-    monkeypatch.setattr(formatting, "find_executable", lambda kind: str(failing))
+    fake_black(monkeypatch, tmp_path, 'echo "cannot format: broken" >&2\nexit 1\n')
     (tmp_path / "w.py").write_text(BAD)
     monkeypatch.chdir(tmp_path)
     args = ["fix", "--diff", "--no-cache", "--fix-formatter", "black", "w.py"]

@@ -107,10 +107,18 @@ def test_spans_are_merged_where_they_touch_or_overlap(spans, expected):
         ("a = 1\nb = 2\n", "x = 0\na = 1\nb = 2\n", [(2, 2)], "a = 1\nb = 2\n"),
         # Blank lines around the rows keep their own whitespace; the
         # formatter's blank lines in their place are dropped.
-        ("x = 1\n  \nb=2\nc = 3\n", "x = 1\n\nb = 2\nc = 3\n", [(3, 3)],
-         "x = 1\n  \nb = 2\nc = 3\n"),
-        ("x = 1\nb=2\nd=4\n  \nc = 3\n", "x = 1\nb = 2\nd = 4\n\nc = 3\n", [(2, 3)],
-         "x = 1\nb = 2\nd = 4\n  \nc = 3\n"),
+        (
+            "x = 1\n  \nb=2\nc = 3\n",
+            "x = 1\n\nb = 2\nc = 3\n",
+            [(3, 3)],
+            "x = 1\n  \nb = 2\nc = 3\n",
+        ),
+        (
+            "x = 1\nb=2\nd=4\n  \nc = 3\n",
+            "x = 1\nb = 2\nd = 4\n\nc = 3\n",
+            [(2, 3)],
+            "x = 1\nb = 2\nd = 4\n  \nc = 3\n",
+        ),
         # Text the formatter left alone stays as it is, blank lines and all.
         ("\n\n\nb = 2\n", "\n\n\nb = 2\n", [(2, 4)], "\n\n\nb = 2\n"),
         # 200 lines, half of them blank: blank lines still anchor the diff

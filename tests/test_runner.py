@@ -12,6 +12,7 @@ from tests.conftest import (
     COMPRESSED_PARENT,
     FIXED,
     SPEC_CLASSES,
+    fake_black,
     write_family_module,
 )
 from vllm_spec_lint.core.settings import Config
@@ -339,7 +340,7 @@ def test_a_file_in_an_unknown_encoding_is_its_vsl900(tmp_path):
     assert [r.path for r in check_run.results] == [str(bad)]
 
 
-def _compressed_tree(root: Path) -> Path:
+def _compressed_tree(root: Path) -> None:
     """A tree whose SlidingWindowMLASpec derives from CompressedSpec, and a
     module of its package that rejects CompressedSpec (VSL007 in this tree
     only) and tests MLAAttentionSpec through a relative import (VSL001)."""
@@ -358,7 +359,6 @@ def _compressed_tree(root: Path) -> Path:
         "\n\n"
         "mla = isinstance(s, MLAAttentionSpec)\n"
     )
-    return core / "x.py"
 
 
 def test_a_fix_run_sees_the_trees_hierarchy_and_the_files_package(tmp_path):
@@ -375,12 +375,7 @@ def test_a_file_the_formatter_failed_on_keeps_the_findings_of_its_tree(
 ):
     """Analysed again as the run analyses it: with the tree's hierarchy and
     the file's package."""
-    from vllm_spec_lint.repair import formatting
-
-    failing = tmp_path / "black"
-    failing.write_text("#!/bin/sh\necho broken >&2\nexit 1\n")
-    failing.chmod(0o755)
-    monkeypatch.setattr(formatting, "find_executable", lambda kind: str(failing))
+    fake_black(monkeypatch, tmp_path, "echo broken >&2\nexit 1\n")
     tree = tmp_path / "tree"
     _compressed_tree(tree)
     config = Config(root=tree, fix_formatter="black")
