@@ -331,23 +331,15 @@ def test_other_sources_diagnostics_get_no_actions(project):
     stripped = types.Diagnostic(  # a client that does not send data back
         range=diagnostic.range, message="x", code="VSL001", source="vllm-spec-lint"
     )
-    found = code_actions(
-        server,
-        uri,
-        diagnostic.range,
-        [foreign, moved, stripped],
-        [types.CodeActionKind.QuickFix],
-    )
-    assert found == []
+
+    def quick_fixes(diagnostics) -> list[str]:
+        kind = [types.CodeActionKind.QuickFix]
+        found = code_actions(server, uri, diagnostic.range, diagnostics, kind)
+        return [action.title for action in found]
+
+    assert quick_fixes([foreign, moved, stripped]) == []
     # Passed over, not the end of the list: the finding after them has its own.
-    after = code_actions(
-        server,
-        uri,
-        diagnostic.range,
-        [foreign, moved, diagnostic],
-        [types.CodeActionKind.QuickFix],
-    )
-    assert [a.title for a in after] == [
+    assert quick_fixes([foreign, moved, diagnostic]) == [
         "Add SlidingWindowMLASpec (VSL001) - unsafe: changes what the check admits",
         "Keep: add `# noqa: VSL001`",
     ]

@@ -56,7 +56,7 @@ def _run(script, root, *args):
     )
 
 
-def _state(root, action):
+def _state(root, action, *extra):
     return _run(
         STATE,
         root,
@@ -65,6 +65,7 @@ def _state(root, action):
         str(root / "mutants"),
         "--verdicts",
         str(root / "mutation" / "verdicts"),
+        *extra,
     )
 
 
@@ -256,13 +257,9 @@ def test_restore_can_set_survivors_back_to_be_judged_again(tmp_path):
     assert _state(root, "save").returncode == 0
     listing = tmp_path / "listing.md"
     listing.write_text("- `vllm_spec_lint.m.x_f__mutmut_2`: only its name changes.\n")
-    done = _run(
-        STATE, root, "restore",
-        "--mutants", str(root / "mutants"),
-        "--verdicts", str(root / "mutation" / "verdicts"),
-        "--rejudge", "vllm_spec_lint.m.x_f",
-        "--listing", str(listing),
-    )  # fmt: skip
+    done = _state(
+        root, "restore", "--rejudge", "vllm_spec_lint.m.x_f", "--listing", str(listing)
+    )
     assert (done.returncode, done.stderr) == (0, "")
     meta = root / "mutants" / "vllm_spec_lint" / "m.py.meta"
     assert json.loads(meta.read_text())["exit_code_by_key"] == {
