@@ -13,6 +13,7 @@ import pytest
 from scripts.fetch_sources import FetchError, IndexUnreachable, fetch_sources
 from vllm_spec_lint.core.analysis import analyze_source
 from vllm_spec_lint.core.settings import Config
+from vllm_spec_lint.model.hierarchy import Family
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -61,6 +62,15 @@ BAD = (
 FIXED = (
     "from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowMLASpec\n"
     "is_mla_region = isinstance(layer_spec, (MLAAttentionSpec, SlidingWindowMLASpec))\n"
+)
+
+
+# The MLA family with a second companion (a chunked MLA spec), for the
+# messages, fixes and reasons that name every companion.
+THREE_MEMBER_MLA = Family(
+    "mla",
+    "vllm.v1.kv_cache_interface",
+    ("MLAAttentionSpec", "SlidingWindowMLASpec", "ChunkedMLASpec"),
 )
 
 

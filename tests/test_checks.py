@@ -559,13 +559,8 @@ def test_vsl005_membership_in_an_mro_is_reported_without_a_fix():
 
 def test_every_companion_left_out_is_named_in_order():
     from vllm_spec_lint.core.analysis import analyze_source
-    from vllm_spec_lint.model.hierarchy import Family
 
-    family = Family(
-        "mla",
-        "vllm.v1.kv_cache_interface",
-        ("MLAAttentionSpec", "SlidingWindowMLASpec", "ChunkedMLASpec"),
-    )
+    family = conftest.THREE_MEMBER_MLA
     source = IMPORT + "ok = isinstance(spec, MLAAttentionSpec)\n"
     [finding] = analyze_source(source, "x.py", Config(families=(family,))).findings
     assert finding.message == (
@@ -633,13 +628,8 @@ THREE_FIXED = (
 def test_two_companions_are_named_and_added_in_order(source, said, fixed):
     from vllm_spec_lint.core.analysis import analyze_source
     from vllm_spec_lint.core.fixing import fix_source
-    from vllm_spec_lint.model.hierarchy import Family
 
-    family = Family(
-        "mla",
-        "vllm.v1.kv_cache_interface",
-        ("MLAAttentionSpec", "SlidingWindowMLASpec", "ChunkedMLASpec"),
-    )
+    family = conftest.THREE_MEMBER_MLA
     config = Config(families=(family,))
     [finding] = analyze_source(source, "x.py", config).findings
     assert (finding.message, finding.fix.message) == said

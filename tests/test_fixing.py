@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import pytest
 
+from tests.conftest import THREE_MEMBER_MLA
 from vllm_spec_lint.core import fixing
+from vllm_spec_lint.core.analysis import analyze_source
 from vllm_spec_lint.core.fixing import fix_source
 from vllm_spec_lint.core.settings import Config
-from vllm_spec_lint.model.hierarchy import Family
 
 HEADER = (
     "from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowMLASpec\n"
@@ -104,11 +105,6 @@ def test_fixed_code_that_does_not_parse_is_not_written():
 
 
 # vLLM's family with a second companion: fixes that add one line per companion.
-THREE = Family(
-    "mla",
-    "vllm.v1.kv_cache_interface",
-    ("MLAAttentionSpec", "SlidingWindowMLASpec", "ChunkedMLASpec"),
-)
 
 
 def test_companions_of_an_aliased_relative_import_get_lines_of_their_own():
@@ -122,7 +118,7 @@ def test_companions_of_an_aliased_relative_import_get_lines_of_their_own():
     outcome = fix_source(
         text,
         "vllm/v1/core/x.py",
-        Config(families=(THREE,)),
+        Config(families=(THREE_MEMBER_MLA,)),
         module_name="vllm.v1.core.x",
         unsafe=True,
     )
@@ -170,7 +166,9 @@ DISPATCH = "\n\n@singledispatch\ndef size(spec):\n    return 0\n\n\n"
 def test_each_companion_is_registered_on_a_line_of_its_own_after_the_anchor(
     before, after
 ):
-    outcome = fix_source(before, "x.py", Config(families=(THREE,)), unsafe=True)
+    outcome = fix_source(
+        before, "x.py", Config(families=(THREE_MEMBER_MLA,)), unsafe=True
+    )
     assert (outcome.text, outcome.fixed, outcome.failure) == (after, ("VSL006",), None)
 
 
@@ -193,7 +191,7 @@ def test_each_companion_is_registered_on_a_line_of_its_own_after_the_anchor(
     ids=["decorator", "statement", "table"],
 )
 def test_a_fix_for_two_companions_names_both_in_its_message(use, message):
-    from vllm_spec_lint.core.analysis import analyze_source
-
-    [found] = analyze_source(IMPORTED + use, "x.py", Config(families=(THREE,))).findings
+    [found] = analyze_source(
+        IMPORTED + use, "x.py", Config(families=(THREE_MEMBER_MLA,))
+    ).findings
     assert found.fix.message == message

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import last_check
+from tests.conftest import THREE_MEMBER_MLA, last_check
+from vllm_spec_lint.core.analysis import analyze_source
+from vllm_spec_lint.core.settings import Config
 
 HEADER = (
     "from vllm.v1.kv_cache_interface import (\n"
@@ -178,20 +180,13 @@ def test_the_reason_for_the_check(name):
     ids=["deliberate", "narrowed"],
 )
 def test_a_reason_names_every_companion_left_out(body, expected):
-    from vllm_spec_lint.core.analysis import analyze_source
-    from vllm_spec_lint.core.settings import Config
-    from vllm_spec_lint.model.hierarchy import Family
-
-    three = Family(
-        "mla",
-        "vllm.v1.kv_cache_interface",
-        ("MLAAttentionSpec", "SlidingWindowMLASpec", "ChunkedMLASpec"),
-    )
     header = (
         "from vllm.v1.kv_cache_interface import (\n"
         "    ChunkedMLASpec, MLAAttentionSpec, SlidingWindowMLASpec\n"
         ")\n\n"
     )
-    analysis = analyze_source(header + body, "x.py", Config(families=(three,)))
+    analysis = analyze_source(
+        header + body, "x.py", Config(families=(THREE_MEMBER_MLA,))
+    )
     assert analysis.findings == []
     assert [f.suppressed_by for f in analysis.suppressed] == [expected]

@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 
-from tests.conftest import REPO, findings, run_cli
+from tests.conftest import REPO, THREE_MEMBER_MLA, findings, run_cli
 from vllm_spec_lint.core.analysis import analyze_source
 from vllm_spec_lint.core.settings import Config
 
@@ -209,13 +209,7 @@ def test_the_pr_45831_worker_is_still_reported():
 
 
 def test_the_reason_names_every_companion_the_rejection_keeps_out():
-    from vllm_spec_lint.model.hierarchy import Family
-
-    family = Family(
-        "mla",
-        "vllm.v1.kv_cache_interface",
-        ("MLAAttentionSpec", "SlidingWindowMLASpec", "ChunkedMLASpec"),
-    )
+    family = THREE_MEMBER_MLA
     source = _module("def partition(specs, other):\n" + DSV4_GUARD + MLA_ONLY)
     config = Config(strict=True, families=(family,))
     analysis = analyze_source(source, "layout.py", config)

@@ -20,6 +20,7 @@ from vllm_spec_lint.edges import cache, runner
 from vllm_spec_lint.edges.runner import run
 from vllm_spec_lint.faces import cli
 from vllm_spec_lint.model.hierarchy import ClassHierarchy
+from vllm_spec_lint.repair import formatting
 
 FAMILY_MODULE = "vllm/v1/kv_cache_interface.py"
 
@@ -242,8 +243,6 @@ def test_a_run_over_no_paths_finds_nothing(tmp_path):
 
 
 def test_a_missing_formatter_is_a_warning_of_the_run(tmp_path, monkeypatch):
-    from vllm_spec_lint.repair import formatting
-
     monkeypatch.setattr(formatting, "find_executable", lambda kind: None)
     (tmp_path / "w.py").write_text(BAD)
     config = Config(root=tmp_path, fix_formatter="black")
@@ -287,8 +286,6 @@ def test_fixes_are_laid_out_by_the_formatter_of_the_checked_project(
 ):
     """Found from the first path, not from the working folder (which has
     none, so ruff)."""
-    from vllm_spec_lint.repair import formatting
-
     monkeypatch.setattr(formatting, "find_executable", lambda kind: None)
     project = tmp_path / "project"
     project.mkdir()
