@@ -51,6 +51,11 @@ CASES = {
         "not isinstance(s, SlidingWindowSpec)\n",
         [(WINDOW, False, "s", False, True)],
     ),
+    "double not: the chain goes on": (
+        "def f(s):\n    return not not isinstance(s, MLAAttentionSpec) or "
+        "isinstance(s, SlidingWindowSpec)\n",
+        [(WINDOW, False, "s", False, True)],
+    ),
     "or, before, negated operand: a guard": (
         "def f(s):\n    return not isinstance(s, FullAttentionSpec) or "
         "isinstance(s, MLAAttentionSpec)\n",
@@ -69,6 +74,11 @@ CASES = {
     "not after an operator ends the chain": (
         "def f(s):\n    return not (isinstance(s, MLAAttentionSpec) or x) or "
         "isinstance(s, SlidingWindowSpec)\n",
+        [],
+    ),
+    "not after an operator ends the chain, also before an and": (
+        "def f(s):\n    return not (isinstance(s, MLAAttentionSpec) or x) and "
+        "not isinstance(s, SlidingWindowSpec)\n",
         [],
     ),
     "earlier elif branch": (
@@ -172,6 +182,11 @@ CASES = {
         "    for s in full:\n        isinstance(s, MLAAttentionSpec)\n",
         [],
     ),
+    "filter testing another name: nothing": (
+        "def f(xs, t):\n    full = filter(lambda s: isinstance(t, FullAttentionSpec), xs)\n"
+        "    for s in full:\n        isinstance(s, MLAAttentionSpec)\n",
+        [],
+    ),
     "filter without a lambda: nothing": (
         "def f(xs, keep):\n    full = list(filter(keep, xs))\n"
         "    for s in full:\n        isinstance(s, MLAAttentionSpec)\n",
@@ -190,6 +205,23 @@ CASES = {
         "        else:\n            full.append(v)\n"
         "    for s in full:\n        isinstance(s, MLAAttentionSpec)\n",
         [("isinstance(v, AttentionSpec)", True, "full", True, False)],
+    ),
+    "appends in two loops keep what both know": (
+        "def f(xs, ys):\n    full = []\n    for v in xs:\n"
+        "        if isinstance(v, FullAttentionSpec):\n            full.append(v)\n"
+        "    for w in ys:\n"
+        "        if isinstance(w, FullAttentionSpec):\n            full.append(w)\n"
+        "    for s in full:\n        isinstance(s, MLAAttentionSpec)\n",
+        # the walk goes backwards: the fact is the later loop's test
+        [("isinstance(w, FullAttentionSpec)", True, "full", True, False)],
+    ),
+    "appends in two loops under different tests: nothing in common": (
+        "def f(xs, ys):\n    full = []\n    for v in xs:\n"
+        "        if isinstance(v, FullAttentionSpec):\n            full.append(v)\n"
+        "    for w in ys:\n"
+        "        if isinstance(w, AttentionSpec):\n            full.append(w)\n"
+        "    for s in full:\n        isinstance(s, MLAAttentionSpec)\n",
+        [],
     ),
     "adds to a set": (
         "def f(xs):\n    full = set()\n    for v in xs:\n"
@@ -268,6 +300,36 @@ CASES = {
         "    for s in full:\n        isinstance(s, MLAAttentionSpec)\n",
         [("isinstance(v, FullAttentionSpec)", True, "full", True, False)],
     ),
+    # -- chains of collections: three followed, a fourth not ------------------
+    "appends through three collections": (
+        "def f(xs):\n    a = []\n    for v in xs:\n"
+        "        if isinstance(v, FullAttentionSpec):\n            a.append(v)\n"
+        "    b = []\n    for w in a:\n        b.append(w)\n"
+        "    c = []\n    for u in b:\n        c.append(u)\n"
+        "    for s in c:\n        isinstance(s, MLAAttentionSpec)\n",
+        [("isinstance(v, FullAttentionSpec)", True, "c", True, False)],
+    ),
+    "appends through four collections: the first not followed": (
+        "def f(xs):\n    a = []\n    for v in xs:\n"
+        "        if isinstance(v, FullAttentionSpec):\n            a.append(v)\n"
+        "    b = []\n    for w in a:\n        b.append(w)\n"
+        "    c = []\n    for u in b:\n        c.append(u)\n"
+        "    d = []\n    for t in c:\n        d.append(t)\n"
+        "    for s in d:\n        isinstance(s, MLAAttentionSpec)\n",
+        [],
+    ),
+    "builds through three collections": (
+        "def f(xs):\n    a = [v for v in xs if isinstance(v, FullAttentionSpec)]\n"
+        "    b = [w for w in a]\n    c = {u for u in b}\n"
+        "    for s in c:\n        isinstance(s, MLAAttentionSpec)\n",
+        [("isinstance(v, FullAttentionSpec)", True, "c", True, False)],
+    ),
+    "builds through four collections: the first not followed": (
+        "def f(xs):\n    a = [v for v in xs if isinstance(v, FullAttentionSpec)]\n"
+        "    b = [w for w in a]\n    c = {u for u in b}\n    d = [t for t in c]\n"
+        "    for s in d:\n        isinstance(s, MLAAttentionSpec)\n",
+        [],
+    ),
     # -- aliases -------------------------------------------------------------
     "alias of the value": (
         "def f(s):\n    assert isinstance(s, FullAttentionSpec)\n    t = s\n"
@@ -294,6 +356,48 @@ CASES = {
         "def f(s):\n    assert isinstance(s, FullAttentionSpec)\n    t = g(s)\n"
         "    return isinstance(t, MLAAttentionSpec)\n",
         [],
+    ),
+    "alias of next(iter()) of a build": (
+        "def f(xs):\n    full = {s for s in xs if isinstance(s, FullAttentionSpec)}\n"
+        "    t = next(iter(full))\n    return isinstance(t, MLAAttentionSpec)\n",
+        [(FULL, True, "full", True, False)],
+    ),
+    "an element of a call's result: nothing": (
+        "def f(xs):\n    assert all(isinstance(v, FullAttentionSpec) for v in xs)\n"
+        "    return isinstance(g(xs)[0], MLAAttentionSpec)\n",
+        [],
+    ),
+    "next() of another call: nothing": (
+        "def f(xs):\n    full = [s for s in xs if isinstance(s, FullAttentionSpec)]\n"
+        "    return isinstance(next(chunks(full)), MLAAttentionSpec)\n",
+        [],
+    ),
+    "a loop over a call's result: nothing": (
+        "def f():\n    assert all(isinstance(v, FullAttentionSpec) for v in g())\n"
+        "    for s in g():\n        isinstance(s, MLAAttentionSpec)\n",
+        [],
+    ),
+    "all() over a call's result: nothing": (
+        "def f(s):\n    assert all(isinstance(v, FullAttentionSpec) for v in g())\n"
+        "    return isinstance(s, MLAAttentionSpec)\n",
+        [],
+    ),
+    "assigning what the value hangs off: nothing followed": (
+        "def f(cfg, other):\n    assert isinstance(other, FullAttentionSpec)\n"
+        "    cfg = other\n    return isinstance(cfg.spec, MLAAttentionSpec)\n",
+        [],
+    ),
+    "assigning what the collection hangs off: nothing followed": (
+        "def f(cfg, other):\n"
+        "    assert all(isinstance(v, FullAttentionSpec) for v in other)\n"
+        "    cfg = other\n"
+        "    for s in cfg.specs:\n        isinstance(s, MLAAttentionSpec)\n",
+        [],
+    ),
+    "an unknown change keeps what is known of the element itself": (
+        "def f(full, ys):\n    assert isinstance(full[0], FullAttentionSpec)\n"
+        "    full.extend(ys)\n    return isinstance(full[0], MLAAttentionSpec)\n",
+        [("isinstance(full[0], FullAttentionSpec)", True, "full[0]", False, False)],
     ),
     "a bare annotation binds nothing": (
         "def f(s):\n    assert isinstance(s, FullAttentionSpec)\n    s: AttentionSpec\n"

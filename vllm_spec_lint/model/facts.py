@@ -111,20 +111,20 @@ class Facts:
         self.model = model
 
     def about(
-        self, node: cst.CSTNode, target: cst.BaseExpression | None, positive=True
+        self, node: cst.CSTNode, target: cst.BaseExpression, positive: bool
     ) -> Iterator[Fact]:
         """Facts that hold where ``node`` runs about ``target`` (or about the
         collection it is an element of). ``positive`` is whether ``node``
         accepts the classes it names; it decides which operands share its
         decision."""
-        if target is None:
-            return iter(())
         subject = self.subject_of(target)
         if subject.value is None and subject.collection is None:
             return iter(())
         return self._climb(node, subject, positive, depth=0)
 
-    def decision(self, node: cst.CSTNode, target, positive=True) -> Iterator[Fact]:
+    def decision(
+        self, node: cst.CSTNode, target: cst.BaseExpression, positive: bool
+    ) -> Iterator[Fact]:
         return (f for f in self.about(node, target, positive) if f.decision)
 
     def subject_of(self, expr: cst.BaseExpression) -> Subject:
@@ -425,10 +425,11 @@ def _about(fact: Fact, collection: str) -> Fact:
 
 
 def _common(first: tuple[Fact, ...], second: tuple[Fact, ...]) -> tuple[Fact, ...]:
-    """Facts both sets hold (the same test, read the same way)."""
+    """Facts both sets hold: the same classes tested the same way, whatever
+    each loop calls the element it adds."""
 
     def same(fact: Fact) -> tuple:
-        return code_of(fact.test.node), fact.holds
+        return code_of(fact.test.classinfo), fact.test.exact, fact.is_instance
 
     seen = {same(f) for f in second}
     return tuple(f for f in first if same(f) in seen)
