@@ -98,6 +98,22 @@ CASES = {
         "    return isinstance(s, MLAAttentionSpec)\n",
         None,
     ),
+    "tested in another loop over the same collection": (
+        "def f(specs):\n"
+        "    for t in specs:\n"
+        "        if isinstance(t, SlidingWindowMLASpec):\n            log(t)\n"
+        "    for s in specs:\n"
+        "        if isinstance(s, MLAAttentionSpec):\n            use(s)\n",
+        "deliberate: line 8 tests `t` for SlidingWindowMLASpec",
+    ),
+    "a loop over another collection: not deliberate": (
+        "def f(specs, others):\n"
+        "    for t in others:\n"
+        "        if isinstance(t, SlidingWindowMLASpec):\n            log(t)\n"
+        "    for s in specs:\n"
+        "        if isinstance(s, MLAAttentionSpec):\n            use(s)\n",
+        None,
+    ),
     "rebound before both tests": (
         "def f(s, t):\n"
         "    s = t\n"

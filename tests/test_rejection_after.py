@@ -126,12 +126,29 @@ CASES = {
         "        use(specs)\n" + MLA_ONLY,
         True,
     ),
+    "a-doubly-negated-check-skips-a-quiet-body": (
+        "    if not not any(isinstance(spec, MLAAttentionSpec) for spec in specs.values()):\n"
+        "        use(specs)\n" + MLA_ONLY,
+        False,
+    ),
+    "a-check-or-another-test-lets-the-companion-into-the-body": (
+        "    if any(isinstance(spec, MLAAttentionSpec) for spec in specs.values()) or other:\n"
+        "        use(specs)\n" + MLA_ONLY,
+        True,
+    ),
     "one-value-then-assert": (
         "    spec = specs['a']\n"
         "    if isinstance(spec, MLAAttentionSpec) and spec.model_version == 'v4':\n"
         "        raise ValueError('v4')\n"
         "    assert isinstance(spec, MLAAttentionSpec)\n",
         False,
+    ),
+    "one-value-then-an-assert-on-another-value": (
+        "    spec = specs['a']\n"
+        "    if isinstance(spec, MLAAttentionSpec) and spec.model_version == 'v4':\n"
+        "        raise ValueError('v4')\n"
+        "    assert isinstance(other, MLAAttentionSpec)\n",
+        True,
     ),
     "one-value-then-a-rejection-of-its-element": (
         "    spec = specs['a']\n"
@@ -149,6 +166,8 @@ FIRST_CHECK_ROW = {
     "a-check-whose-failure-skips-a-quiet-body": 9,
     "an-else-takes-the-companion": 9,
     "a-negated-check-lets-the-companion-into-the-body": 9,
+    "a-doubly-negated-check-skips-a-quiet-body": 9,
+    "a-check-or-another-test-lets-the-companion-into-the-body": 9,
 }
 
 

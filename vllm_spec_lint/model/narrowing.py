@@ -34,9 +34,9 @@ class Narrowing:
     def unreachable(
         self,
         node: cst.CSTNode,
-        target,
+        target: cst.BaseExpression,
         missing: list[str],
-        positive: bool = True,
+        positive: bool,
     ):
         hierarchy = self.model.hierarchy
         for fact in self.model.facts.about(node, target, positive):
@@ -48,15 +48,17 @@ class Narrowing:
                 )
         return None
 
-    def considered(self, node: cst.CSTNode, target, missing: list[str]):
+    def considered(
+        self, node: cst.CSTNode, target: cst.BaseExpression, missing: list[str]
+    ):
         """Another test of the same value in the same function names the
         companion: the author handled it on purpose."""
         model = self.model
-        key = target_key(target) if target is not None else None
+        key = target_key(target)
+        if key is None:
+            return None
         collection = self._collection_for(node, key)
         function = _enclosing_function(model, node)
-        if function is None or (key is None and collection is None):
-            return None
         for other in _type_tests(model, function):
             if other.node is node or not set(missing) & other.named:
                 continue
@@ -127,7 +129,11 @@ class Narrowing:
         return None
 
     def rejected_later(
-        self, node: cst.CSTNode, target, family: Family, missing: list[str]
+        self,
+        node: cst.CSTNode,
+        target: cst.BaseExpression,
+        family: Family,
+        missing: list[str],
     ):
         """Facts after the check: a check in an ``if`` (no ``else``) whose
         failure lets the value, or every element of a collection, go on,
@@ -136,7 +142,7 @@ class Narrowing:
         A) for s in xs): raise``, ``assert isinstance(s, A)``). Only raising
         guards and plain assignments to other names may stand between."""
         model = self.model
-        key = target_key(target) if target is not None else None
+        key = target_key(target)
         if key is None:
             return None
         collection = self._collection_for(node, key)
@@ -198,7 +204,7 @@ class Narrowing:
     def reason(
         self,
         node: cst.CSTNode,
-        target,
+        target: cst.BaseExpression,
         family: Family,
         missing: list[str],
         positive: bool,
@@ -220,13 +226,12 @@ def _short(node: cst.CSTNode, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _enclosing_function(model, node: cst.CSTNode) -> cst.CSTNode | None:
+def _enclosing_function(model, node: cst.CSTNode) -> cst.CSTNode:
+    """The function whose body holds ``node``, or the module."""
     parent = model.parent(node)
-    while parent is not None:
-        if isinstance(parent, (cst.FunctionDef, cst.Module)):
-            return parent
+    while not isinstance(parent, (cst.FunctionDef, cst.Module)):
         parent = model.parent(parent)
-    return None
+    return parent
 
 
 def _if_statement_of(model, node: cst.CSTNode):
