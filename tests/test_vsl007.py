@@ -154,9 +154,28 @@ QUIET = {
         "        raise ValueError('windows only')\n",
         "shared:",
     ),
+    # Fails for what is not a window spec: the companion passes, as it may.
+    "negated-mro-rejection": (
+        "def check(spec):\n"
+        "    if SlidingWindowSpec not in type(spec).__mro__:\n"
+        "        raise ValueError('windows only')\n",
+        "shared:",
+    ),
     "explicit-exclusion": (
         "def check(spec):\n"
         "    if isinstance(spec, SlidingWindowSpec) and not isinstance(spec, SlidingWindowMLASpec):\n"
+        "        raise NotImplementedError('sliding window')\n",
+        None,
+    ),
+    "or-chain-takes-the-companion-first": (
+        "def check(spec):\n"
+        "    if isinstance(spec, SlidingWindowMLASpec) or isinstance(spec, SlidingWindowSpec):\n"
+        "        raise NotImplementedError('sliding window')\n",
+        None,
+    ),
+    "explicit-exclusion-further-along-the-chain": (
+        "def check(spec):\n"
+        "    if isinstance(spec, SlidingWindowSpec) and spec.sliding_window and not isinstance(spec, SlidingWindowMLASpec):\n"
         "        raise NotImplementedError('sliding window')\n",
         None,
     ),
@@ -607,6 +626,14 @@ def test_a_parenthesized_test_is_fixed_without_its_parentheses():
     )
 
 
+def _check_vsl007(tree):
+    """``check --select VSL007`` on ``tree``, concise, without the cache."""
+    return run_cli(
+        "check", "--output-format", "concise", "--no-cache", "--select", "VSL007",
+        ".", cwd=tree,
+    )  # fmt: skip
+
+
 def _hierarchy_module(tmp_path, text: str) -> None:
     kci = tmp_path / "vllm" / "v1" / "kv_cache_interface.py"
     kci.parent.mkdir(parents=True)
@@ -623,16 +650,7 @@ def test_a_companion_directly_under_the_common_ancestor_has_nothing_to_report(tm
         "class SlidingWindowMLASpec(AttentionSpec): ...\n",
     )
     (tmp_path / "c.py").write_text(HEADER + REJECTIONS["bare-raise"][0])
-    out = run_cli(
-        "check",
-        "--output-format",
-        "concise",
-        "--no-cache",
-        "--select",
-        "VSL007",
-        ".",
-        cwd=tmp_path,
-    )
+    out = _check_vsl007(tmp_path)
     assert (out.returncode, out.stdout) == (0, "All checks passed!\n")
 
 
@@ -654,20 +672,83 @@ def test_a_configured_family_gets_the_same_rule(tmp_path):
         "    if isinstance(spec, ConvSpec):\n"
         "        raise NotImplementedError('conv state layout')\n"
     )
-    out = run_cli(
-        "check",
-        "--output-format",
-        "concise",
-        "--no-cache",
-        "--select",
-        "VSL007",
-        ".",
-        cwd=tmp_path,
-    )
+    out = _check_vsl007(tmp_path)
     assert out.stdout.splitlines()[0] == (
         "c.py:5:25: VSL007 isinstance() check against ConvSpec also admits "
         "ShortConvSpec, which has MambaSpec's layout"
     )
+
+
+@pytest.mark.fast
+def test_an_mro_scan_is_reported_and_left_to_a_person():
+    from vllm_spec_lint.core.analysis import analyze_source
+
+    body = (
+        "def check(spec):\n"
+        "    if any(base is SlidingWindowSpec for base in type(spec).__mro__):\n"
+        "        raise NotImplementedError('sliding window')\n"
+    )
+    [finding] = analyze_source(HEADER + body, "x.py", Config()).findings
+    assert (finding.code, finding.message, finding.fix) == (
+        "VSL007",
+        f"MRO test check against SlidingWindowSpec {LAYOUT}",
+        None,
+    )
+
+
+# A family with two companions under parents of their own: what rules out
+# one companion leaves the other reported.
+TWO_COMPANIONS = (
+    "class KVCacheSpec: ...\nclass MambaSpec(KVCacheSpec): ...\n"
+    "class ConvSpec(KVCacheSpec): ...\nclass ShortConvSpec(ConvSpec): ...\n"
+    "class GatedSpec(KVCacheSpec): ...\nclass GatedMambaSpec(GatedSpec): ...\n"
+)
+GATED = "also admits GatedMambaSpec, which has MambaSpec's layout"
+
+
+@pytest.mark.fast
+@pytest.mark.parametrize(
+    "test, said",
+    [
+        # The first companion's parent is not tested: the second's is.
+        (
+            "isinstance(spec, GatedSpec)",
+            [f"5:25: VSL007 isinstance() check against GatedSpec {GATED}"],
+        ),
+        # The first companion is named with its parent.
+        (
+            "isinstance(spec, (ConvSpec, ShortConvSpec, GatedSpec))",
+            [f"5:51: VSL007 isinstance() check against GatedSpec {GATED}"],
+        ),
+        # The or-chain takes the first companion before the test.
+        (
+            "isinstance(spec, ShortConvSpec) or isinstance(spec, (ConvSpec, GatedSpec))",
+            [f"5:71: VSL007 isinstance() check against GatedSpec {GATED}"],
+        ),
+        # The same and-chain rules the first companion out.
+        (
+            "isinstance(spec, (ConvSpec, GatedSpec)) and not isinstance(spec, ShortConvSpec)",
+            [f"5:36: VSL007 isinstance() check against GatedSpec {GATED}"],
+        ),
+    ],
+    ids=["parent-of-the-second", "first-named", "first-decided", "first-excluded"],
+)
+def test_what_rules_out_one_companion_leaves_the_other_reported(tmp_path, test, said):
+    _hierarchy_module(tmp_path, TWO_COMPANIONS)
+    (tmp_path / "pyproject.toml").write_text(
+        "[tool.vllm-spec-lint]\nextend-families = [\n"
+        '  { name = "mamba", module = "vllm.v1.kv_cache_interface", '
+        'members = ["MambaSpec", "ShortConvSpec", "GatedMambaSpec"] },\n]\n'
+    )
+    (tmp_path / "c.py").write_text(
+        "from vllm.v1.kv_cache_interface import ConvSpec, GatedSpec, ShortConvSpec\n\n\n"
+        "def check(spec):\n"
+        f"    if {test}:\n"
+        "        raise NotImplementedError('conv or gated state layout')\n"
+    )
+    out = _check_vsl007(tmp_path)
+    reported = [line for line in out.stdout.splitlines() if line.startswith("c.py:")]
+    assert [line.removeprefix("c.py:") for line in reported] == said
 
 
 @pytest.mark.fast
