@@ -159,6 +159,24 @@ def test_a_vllm_source_that_is_not_there_is_a_settings_diagnostic(project):
     )
 
 
+def test_a_family_module_that_cannot_be_read_is_a_warning_and_defaults_apply(
+    project,
+):
+    module = project / "vllm" / "v1" / "kv_cache_interface.py"
+    module.parent.mkdir(parents=True)
+    module.write_text("class KVCacheSpec(:\n")
+    server = initialized_server(project)
+    uri = opened(server, project / "worker.py", WORKER)
+    warning, finding = server.diagnostics(uri, server.check(uri))
+    assert (warning.range, warning.severity, warning.message, warning.source) == (
+        types.Range(types.Position(0, 0), types.Position(0, 0)),
+        types.DiagnosticSeverity.Warning,
+        f"{module}: cannot read class hierarchy: invalid syntax (<unknown>, line 1)",
+        "vllm-spec-lint",
+    )
+    assert finding.code == "VSL001"
+
+
 def test_only_python_documents_are_checked(project):
     server = initialized_server(project)
     assert server.check(opened(server, project / "notes.txt", WORKER)) is None

@@ -43,6 +43,9 @@ class Project:
     config: Config
     hierarchy: ClassHierarchy
     error: str | None = None
+    # What the command line warns about on stderr (a family module that
+    # cannot be read keeps the built-in hierarchy).
+    warnings: tuple[str, ...] = ()
 
 
 @dataclass
@@ -69,8 +72,9 @@ class SpecLintServer(LanguageServer):
         if project is None:
             try:
                 config = load_config(path)
-                hierarchy = load_hierarchy([path], [], config, [])
-                project = Project(config, hierarchy)
+                warnings: list[str] = []
+                hierarchy = load_hierarchy([path], [], config, warnings)
+                project = Project(config, hierarchy, warnings=tuple(warnings))
             except (ConfigError, HierarchyError) as e:
                 project = Project(Config(), ClassHierarchy.default(), str(e))
             self.projects[folder] = project
@@ -110,10 +114,13 @@ class SpecLintServer(LanguageServer):
     def diagnostics(self, uri: str, checked: Checked) -> list[types.Diagnostic]:
         document = self.workspace.get_text_document(uri)
         lines = document.lines
-        found = [_diagnostic(document, lines, f) for f in checked.findings]
-        if checked.project.error:
-            found.insert(0, _settings_diagnostic(checked.project.error))
-        return found
+        project = checked.project
+        severity = types.DiagnosticSeverity
+        top = [_top_diagnostic(w, severity.Warning) for w in project.warnings]
+        if project.error:
+            error = f"settings not used: {project.error}"
+            top.insert(0, _top_diagnostic(error, severity.Error))
+        return top + [_diagnostic(document, lines, f) for f in checked.findings]
 
     async def publish(self, uri: str) -> None:
         """Check the document off the event loop and push its diagnostics,
@@ -171,11 +178,12 @@ def _diagnostic(document, lines, finding: Finding) -> types.Diagnostic:
     )
 
 
-def _settings_diagnostic(error: str) -> types.Diagnostic:
+def _top_diagnostic(message: str, severity) -> types.Diagnostic:
+    """About the settings or the hierarchy, not a line: at the top."""
     return types.Diagnostic(
         range=types.Range(types.Position(0, 0), types.Position(0, 0)),
-        message=f"settings not used: {error}",
-        severity=types.DiagnosticSeverity.Error,
+        message=message,
+        severity=severity,
         source=NAME,
     )
 
