@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import sys
+from importlib import metadata
 from pathlib import Path
 
 import pytest
@@ -402,7 +403,10 @@ def test_malformed_and_unknown_messages_leave_the_server_up(tmp_path):
         unknown = _response(server.stdout, 1)
         assert unknown["error"]["code"] == -32601  # method not found
         initialized = _response(server.stdout, 2)
-        assert initialized["result"]["serverInfo"]["name"] == "vllm-spec-lint"
+        assert initialized["result"]["serverInfo"] == {
+            "name": "vllm-spec-lint",
+            "version": metadata.version("vllm-spec-lint"),
+        }
         capabilities = initialized["result"]["capabilities"]
         assert capabilities["codeActionProvider"]["codeActionKinds"] == [
             "quickfix",

@@ -6,6 +6,7 @@ over stdio; these reach the same code where mutation testing's mutants live
 from __future__ import annotations
 
 import asyncio
+from importlib import metadata
 from pathlib import Path
 
 import pytest
@@ -71,6 +72,14 @@ def project(tmp_path) -> Path:
     root = tmp_path / "project"
     root.mkdir()
     return root
+
+
+def test_the_server_gives_its_name_and_the_packages_version(project):
+    server = initialized_server(project)
+    assert (server.name, server.version) == (
+        "vllm-spec-lint",
+        metadata.version("vllm-spec-lint"),
+    )
 
 
 def test_a_finding_becomes_a_diagnostic_with_its_range_code_and_page(project):
@@ -735,6 +744,8 @@ def test_actions_and_hover_on_a_document_not_checked_yet(project):
             ((1, 0), (3, 0), "b = 20\nc = 30\n"),
         ),
         ("\na = 1\n", "\na = 2\n", ((1, 0), (2, 0), "a = 2\n")),
+        # Past the last line: the document's end.
+        ("a = 1\nb = 2\n", "a = 1\nb = 2\nc = 3\n", ((2, 0), (2, 0), "c = 3\n")),
         # A long document of repeated lines: no line is junk to the matcher.
         (
             "".join("x = 1\n" if i % 2 else "\n" for i in range(400)),
@@ -745,7 +756,12 @@ def test_actions_and_hover_on_a_document_not_checked_yet(project):
             ((201, 0), (202, 0), "x = 2\n"),
         ),
     ],
-    ids=["several-lines", "after-a-blank-first-line", "repeated-lines"],
+    ids=[
+        "several-lines",
+        "after-a-blank-first-line",
+        "appended-line",
+        "repeated-lines",
+    ],
 )
 def test_minimal_edits_replace_the_changed_run_of_lines(project, before, after, edit):
     (start, end, text) = edit

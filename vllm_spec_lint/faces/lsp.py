@@ -147,10 +147,9 @@ class SpecLintServer(LanguageServer):
 
 
 def _position(document, lines, row: int, column: int) -> types.Position:
-    """A finding's 1-based (row, column in code points) in the client's units."""
+    """A finding's 1-based (row, column in code points) in the client's units
+    (past the last line: the end, as pygls's codec gives it)."""
     line, character = max(row - 1, 0), max(column - 1, 0)
-    if line >= len(lines):
-        return types.Position(line=len(lines), character=0)
     return document.position_codec.position_to_client_units(
         lines, types.Position(line=line, character=character)
     )
@@ -194,8 +193,6 @@ def _top_diagnostic(message: str, severity) -> types.Diagnostic:
 def _offset_position(document, lines, text: str, offset: int) -> types.Position:
     line = text.count("\n", 0, offset)
     column = offset - (text.rfind("\n", 0, offset) + 1)
-    if line >= len(lines):
-        return types.Position(line=line, character=0)
     return document.position_codec.position_to_client_units(
         lines, types.Position(line=line, character=column)
     )
