@@ -87,6 +87,32 @@ REF_CASES = {
         "A = MLAAttentionSpec\nB = A\nC = B\nD = C\nE = D\nok = isinstance(s, E)\n",
         [("A", None, True)],
     ),
+    "five constants deep through tuples are not": (
+        "A = (MLAAttentionSpec,)\nB = (A,)\nC = (B,)\nD = (C,)\nE = (D,)\n"
+        "ok = isinstance(s, E)\n",
+        [("A", None, True)],
+    ),
+    "four constants deep through unions are followed, both sides": (
+        "A = MLAAttentionSpec\nB = A | FullAttentionSpec\n"
+        "C = SlidingWindowSpec | B\nD = C | FullAttentionSpec\n"
+        "ok = isinstance(s, D)\n",
+        [
+            ("SlidingWindowSpec", WINDOW, True),
+            ("MLAAttentionSpec", MLA, True),
+            ("FullAttentionSpec", FULL, True),
+            ("FullAttentionSpec", FULL, True),
+        ],
+    ),
+    "five constants deep through unions are not, on either side": (
+        "A = MLAAttentionSpec\nB = A | A\nC = B | B\nD = C | C\nE = D | D\n"
+        "ok = isinstance(s, E)\n",
+        [("A", None, True)] * 16,
+    ),
+    "five constants deep through frozensets are not": (
+        "A = MLAAttentionSpec\nB = frozenset({A})\nC = frozenset({B})\n"
+        "D = frozenset({C})\nE = frozenset({D})\nok = isinstance(s, E)\n",
+        [("A", None, True)],
+    ),
     "a constant shadowed by a parameter is not followed": (
         "MLA_LIKE = (MLAAttentionSpec,)\n"
         "def f(s, MLA_LIKE):\n    return isinstance(s, MLA_LIKE)\n",
@@ -247,6 +273,19 @@ NOT_NAME_TESTS = {
     "a variable in the MRO names": (
         "ok = name in {c.__name__ for c in type(s).__mro__}\n"
     ),
+    "any() of the classes themselves": "ok = any(c for c in type(s).__mro__)\n",
+    "any() with a chained comparison": (
+        f"ok = any(c.__name__ == {M} == n for c in type(s).__mro__)\n"
+    ),
+    "any() comparing another variable with a class": (
+        "ok = any(d is MLAAttentionSpec for c in type(s).__mro__)\n"
+    ),
+    "any() in an empty tuple": "ok = any(c in () for c in type(s).__mro__)\n",
+    "any() is a tuple of classes": (
+        "ok = any(c is (MLAAttentionSpec, SlidingWindowSpec) for c in type(s).__mro__)\n"
+    ),
+    "a class in a call's result": "ok = MLAAttentionSpec in pick()\n",
+    "a display of names in a name": f"ok = ({M},) in type(s).__name__\n",
     "an MRO of a class, not of a value's type": (
         "ok = MLAAttentionSpec in cls.__mro__\n"
     ),
@@ -262,6 +301,42 @@ def test_tests_by_name_and_through_the_mro(case):
 @pytest.mark.parametrize("case", NOT_NAME_TESTS)
 def test_what_is_not_a_test_by_name(case):
     assert summary(NOT_NAME_TESTS[case]) is None
+
+
+@pytest.mark.parametrize(
+    "text, node, classinfo",
+    [
+        (
+            "ok = MLAAttentionSpec not in type(s).__mro__\n",
+            "MLAAttentionSpec not in type(s).__mro__",
+            "MLAAttentionSpec",
+        ),
+        (
+            f"ok = {M} in {{c.__name__ for c in type(s).__mro__}}\n",
+            f"{M} in {{c.__name__ for c in type(s).__mro__}}",
+            M,
+        ),
+        (
+            f"ok = type(s).__name__ in ({M}, 'X')\n",
+            f"type(s).__name__ in ({M}, 'X')",
+            f"({M}, 'X')",
+        ),
+        (
+            "ok = any(c is MLAAttentionSpec for c in type(s).__mro__)\n",
+            "any(c is MLAAttentionSpec for c in type(s).__mro__)",
+            "MLAAttentionSpec",
+        ),
+    ],
+    ids=["class-not-in-mro", "name-in-mro-names", "name-in-names", "mro-scan"],
+)
+def test_a_test_keeps_its_expression_and_what_it_compares_with(text, node, classinfo):
+    test = last_test(text)
+    assert (code_of(test.node), code_of(test.classinfo)) == (node, classinfo)
+
+
+def test_a_class_not_in_the_mro_is_a_negative_test():
+    test = last_test("ok = MLAAttentionSpec not in type(s).__mro__\n")
+    assert (test.kind, test.exact, test.positive) == ("mro", False, False)
 
 
 def test_a_module_class_of_the_same_name_is_not_the_spec_class():
