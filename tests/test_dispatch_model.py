@@ -76,6 +76,20 @@ KEYS = [
         ),
         # The MRO walked, but the table is indexed with something else.
         (
+            TABLE + "def f(s):\n    for c in type(s).__mro__:\n        T[0]\n",
+            (KEYS, False),
+        ),
+        (
+            TABLE + "def f(s):\n    for c in type(s).__mro__:\n        T[c:]\n",
+            (KEYS, False),
+        ),
+        # The variable walks something else (beside an MRO walked for nothing).
+        (
+            TABLE + "def f(s):\n    for c in classes:\n        T.get(c)\n"
+            "    bases = [c for c in type(s).__mro__]\n",
+            (KEYS, False),
+        ),
+        (
             TABLE + "def f(s):\n    for c in type(s).__mro__:\n        T.get(s)\n",
             (KEYS, False),
         ),
@@ -108,6 +122,12 @@ def test_tables_keyed_by_classes(text, expected):
     assert first_table(text) == expected
 
 
+def test_a_table_is_the_node_it_was_read_from():
+    model = model_of(TABLE)
+    [node] = [n for n in walk(model.module) if isinstance(n, cst.Dict)]
+    assert model.dispatch.table(node).node is node
+
+
 def registrations(text: str) -> dict[str, tuple[bool, list]]:
     model = model_of(text)
     return {
@@ -126,6 +146,7 @@ def test_registrations_of_singledispatch_functions_and_registries():
         "@size.register\ndef _(spec: MLAAttentionSpec | FullAttentionSpec):\n"
         "    return 1\n\n\n"
         "@size.register(Unknown)\ndef _(spec):\n    return 2\n\n\n"
+        "@size.register\ndef _(spec: Sequence[FullAttentionSpec]):\n    return 3\n\n\n"
         "@functools.singledispatch\ndef page(spec):\n    return 0\n\n\n"
         "page.register(FullAttentionSpec, lambda spec: 1)\n"
         "Registry.register(MLAAttentionSpec, Full, base=FullAttentionSpec)\n"
@@ -151,7 +172,9 @@ def test_a_singledispatchmethod_dispatches_on_the_argument_after_self():
         "    @size.register\n"
         "    def _(self, spec: Union[MLAAttentionSpec, None]):\n        return 1\n\n"
         "    @size.register\n"
-        "    def _(self, spec):\n        return 2\n"
+        "    def _(self, spec):\n        return 2\n\n"
+        "    @size.register\n"
+        "    def _(self):\n        return 3\n"
     )
     assert registrations("from typing import Union\n" + text) == {
         "size": (True, [MLA]),
@@ -160,3 +183,18 @@ def test_a_singledispatchmethod_dispatches_on_the_argument_after_self():
 
 def test_a_module_without_register_has_no_registrations():
     assert registrations("x = {MLAAttentionSpec: 1}\n") == {}
+
+
+def test_a_registrations_site_is_its_line_or_the_call_when_it_shares_one():
+    model = model_of(
+        "Registry.register(MLAAttentionSpec)\n"
+        "x = 1; Registry.register(FullAttentionSpec)\n"
+        "if flag: Registry.register(FullAttentionSpec)\n"
+    )
+    [registry] = model.dispatch.registrations.values()
+    sites = [(type(site), code_of(site).strip()) for _, site in registry.registered]
+    assert sites == [
+        (cst.SimpleStatementLine, "Registry.register(MLAAttentionSpec)"),
+        (cst.Call, "Registry.register(FullAttentionSpec)"),
+        (cst.Call, "Registry.register(FullAttentionSpec)"),
+    ]

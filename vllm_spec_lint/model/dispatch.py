@@ -241,9 +241,7 @@ class Dispatch:
 
 
 def _register_owner(expression: cst.BaseExpression) -> str | None:
-    """``R`` for ``R.register`` or ``R.register(...)``, as written."""
-    if isinstance(expression, cst.Call):
-        expression = expression.func
+    """``R`` for ``R.register``, as written."""
     if isinstance(expression, cst.Attribute) and expression.attr.value == "register":
         return code_of(expression.value)
     return None
