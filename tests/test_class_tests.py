@@ -211,6 +211,10 @@ NAME_CASES = {
         f"ok = type(s).__name__ not in {{{M}}}\n",
         ("name", True, False, "s", BY_NAME),
     ),
+    "bytes: no class's name": (
+        'ok = type(s).__name__ == b"MLAAttentionSpec"\n',
+        ("name", True, True, "s", [('b"MLAAttentionSpec"', None)]),
+    ),
     "a name no spec class has": (
         'ok = type(s).__name__ == "Mla"\n',
         ("name", True, True, "s", [('"Mla"', None)]),
