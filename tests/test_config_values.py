@@ -9,7 +9,12 @@ import pytest
 
 from tests.conftest import run_cli
 from vllm_spec_lint.core.settings import ConfigError
-from vllm_spec_lint.edges.config import load_config, parse_settings, read_config_file
+from vllm_spec_lint.edges.config import (
+    find_config,
+    load_config,
+    parse_settings,
+    read_config_file,
+)
 
 pytestmark = pytest.mark.fast
 
@@ -266,6 +271,60 @@ def test_a_folder_given_as_settings_is_refused_whatever_its_name(tmp_path, name)
 def test_a_file_without_the_tools_section_has_no_settings(tmp_path, name, text):
     (tmp_path / name).write_text(text, encoding="utf-8")
     assert read_config_file(tmp_path / name) is None
+
+
+@pytest.mark.parametrize(
+    "files, found",
+    [
+        ({"tox.ini": "[vllm-spec-lint]\nignore = VSL001\n"}, "tox.ini"),
+        (
+            {
+                "setup.cfg": "[vllm-spec-lint]\nignore = VSL001\n",
+                "tox.ini": "[vllm-spec-lint]\nignore = VSL002\n",
+            },
+            "setup.cfg",
+        ),
+        (
+            {
+                "pyproject.toml": "[tool.ruff]\nline-length = 88\n",
+                "tox.ini": "[vllm-spec-lint]\nignore = VSL002\n",
+            },
+            "tox.ini",
+        ),
+        (
+            {
+                "pyproject.toml": "[tool.vllm-spec-lint]\nignore = ['VSL003']\n",
+                "setup.cfg": "[vllm-spec-lint]\nignore = VSL001\n",
+            },
+            "pyproject.toml",
+        ),
+    ],
+    ids=[
+        "tox-ini",
+        "setup-cfg-first",
+        "pyproject-without-the-section",
+        "pyproject-first",
+    ],
+)
+def test_the_settings_file_found_from_a_file_below_it(tmp_path, files, found):
+    for name, text in files.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "mod.py").write_text("")
+    assert find_config(tmp_path / "pkg" / "mod.py") == tmp_path / found
+
+
+@pytest.mark.parametrize(
+    "name, section",
+    [("conf.toml", "[tool.vllm-spec-lint]"), ("conf.cfg", "[vllm-spec-lint]")],
+)
+def test_a_named_settings_file_without_the_section_says_which_it_lacks(
+    tmp_path, name, section
+):
+    (tmp_path / name).write_text("", encoding="utf-8")
+    with pytest.raises(ConfigError) as raised:
+        load_config(tmp_path, tmp_path / name)
+    assert str(raised.value) == f"{tmp_path / name}: has no {section} section"
 
 
 def test_settings_files_are_read_as_utf8(tmp_path):

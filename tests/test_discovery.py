@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 from vllm_spec_lint.core.settings import Config
-from vllm_spec_lint.edges.discovery import Excluder, iter_python_files
+from vllm_spec_lint.edges.discovery import Excluder, iter_python_files, module_name_for
 
 
 def test_a_folder_pattern_excludes_a_folder_not_a_file_of_that_name(tmp_path):
@@ -110,3 +110,16 @@ def test_following_links_through_a_loop_lists_each_folder_once(tmp_path, monkeyp
     monkeypatch.chdir(tmp_path)
     files = iter_python_files([Path("pkg")], Config(root=tmp_path), follow_links=True)
     assert list(files) == ["pkg/a.py"]
+
+
+def test_a_files_module_name_comes_from_the_packages_above_it(tmp_path):
+    package = tmp_path / "vllm" / "v1"
+    package.mkdir(parents=True)
+    for folder in (tmp_path / "vllm", package):
+        (folder / "__init__.py").write_text("")
+    assert [
+        module_name_for(package / "kv_cache_interface.py"),
+        module_name_for(package / "__init__.py"),
+        module_name_for(tmp_path / "specs.py"),  # outside any package
+        module_name_for(tmp_path / "my-specs.py"),  # no module can be named so
+    ] == ["vllm.v1.kv_cache_interface", "vllm.v1.__init__", "specs", None]

@@ -123,6 +123,16 @@ def test_the_scanned_tree_comes_before_the_virtual_environment(tmp_path):
     )
 
 
+def test_a_family_module_below_the_root_is_found_among_the_scanned_files(tmp_path):
+    # A src layout: no vllm/ at the root or above it, one among the files.
+    tree = plugin_tree(tmp_path / "plugin")
+    kci = write_covering_hierarchy(tree / "src")
+    assert findings(".", cwd=tree, env=NO_ENV) == []
+    assert hierarchy_line(tree, env=NO_ENV) == (
+        f"hierarchy (from scanned tree: {kci}):"
+    )
+
+
 def test_the_virtual_environments_vllm_is_read(tmp_path):
     tree = plugin_tree(tmp_path / "plugin")
     write_covering_hierarchy(site_packages(tmp_path / "venv"))
@@ -151,6 +161,22 @@ def test_a_virtual_environment_without_vllm_falls_through(tmp_path):
     env = {"VIRTUAL_ENV": str(tmp_path / "venv")}
     assert hierarchy_line(tree, env=env) == "hierarchy (from built-in defaults):"
     assert findings(".", cwd=tree, env=env) == ["VSL001"]
+
+
+def test_the_interpreters_vllm_is_found_by_its_top_level_package(
+    tmp_path, monkeypatch
+):
+    # In this process (the command line test below runs another interpreter).
+    from vllm_spec_lint.core.settings import Config
+    from vllm_spec_lint.edges.hierarchy_sources import load_hierarchy
+
+    kci = write_covering_hierarchy(tmp_path / "path")
+    (tmp_path / "path" / "vllm" / "__init__.py").write_text("")
+    monkeypatch.syspath_prepend(str(tmp_path / "path"))
+    monkeypatch.delenv("VIRTUAL_ENV", raising=False)
+    tree = plugin_tree(tmp_path / "plugin")
+    hierarchy = load_hierarchy([tree], [], Config(), [])
+    assert (hierarchy.sources, hierarchy.origins) == ((str(kci),), ("interpreter",))
 
 
 def test_the_interpreters_vllm_is_read_and_never_imported(tmp_path):

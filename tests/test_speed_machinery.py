@@ -13,6 +13,7 @@ import sys
 import pytest
 
 from tests.conftest import REPO, run_cli
+from vllm_spec_lint.core import analysis
 from vllm_spec_lint.core.analysis import might_have_findings
 from vllm_spec_lint.core.settings import Config
 from vllm_spec_lint.model.hierarchy import ClassHierarchy
@@ -52,6 +53,24 @@ def test_prefilter_on_a_latin1_file(tmp_path):
 
 def test_prefilter_skips_files_without_the_name():
     assert not might_have_findings(b"isinstance(s, FullAttentionSpec)\n", Config())
+
+
+def test_screened_names_are_the_anchor_and_the_companions_own_parents():
+    assert analysis.screened_names(Config().families, ClassHierarchy.default()) == (
+        b"MLAAttentionSpec",
+        b"SlidingWindowSpec",
+    )
+
+
+def test_screened_names_kept_for_another_hierarchy_at_the_same_id_are_not_used():
+    # The cache is keyed by id(): a hierarchy freed and another made at its
+    # address must not get the first one's names.
+    families, hierarchy = Config().families, ClassHierarchy.default()
+    analysis._SCREENED[(families, id(hierarchy))] = (object(), (b"Stale",))
+    assert analysis.screened_names(families, hierarchy) == (
+        b"MLAAttentionSpec",
+        b"SlidingWindowSpec",
+    )
 
 
 # -- workers and cache ----------------------------------------------------------
