@@ -114,6 +114,11 @@ CASES = {
         "        if isinstance(s, MLAAttentionSpec):\n            use(s)\n",
         None,
     ),
+    "the companion ruled out after it in an and: deliberate": (
+        "def f(s):\n"
+        "    return isinstance(s, MLAAttentionSpec) and not isinstance(s, SlidingWindowMLASpec)\n",
+        "deliberate: line 7 tests `s` for SlidingWindowMLASpec",
+    ),
     "rebound before both tests": (
         "def f(s, t):\n"
         "    s = t\n"
