@@ -711,6 +711,35 @@ def test_strict_sites_say_why_the_default_leaves_them_out(project):
     )
 
 
+def test_actions_and_hover_follow_a_change_not_checked_yet(project):
+    server = initialized_server(project)
+    uri = opened(server, project / "worker.py", WORKER)
+    [diagnostic] = server.diagnostics(uri, server.check(uri))
+    # A line added at the top; the change's own check has not run yet.
+    server.workspace.put_text_document(
+        types.TextDocumentItem(
+            uri=uri, language_id="python", version=2, text="# moved\n" + WORKER
+        )
+    )
+    # The diagnostic sent for the old text names no finding of the new one.
+    assert code_actions(server, uri, diagnostic.range, [diagnostic]) == []
+
+    def hovered(line: int):
+        return lsp.hover(
+            server,
+            types.HoverParams(
+                text_document=types.TextDocumentIdentifier(uri),
+                position=types.Position(line=line, character=50),
+            ),
+        )
+
+    assert hovered(diagnostic.range.start.line) is None
+    assert hovered(diagnostic.range.start.line + 1).contents.value.startswith(
+        "**VSL001**"
+    )
+    assert server.checked[uri].version == 2
+
+
 def test_actions_and_hover_on_a_document_not_checked_yet(project):
     server = initialized_server(project)
     uri = opened(server, project / "worker.py", WORKER)

@@ -93,6 +93,17 @@ class SpecLintServer(LanguageServer):
             self.checked[uri] = checked
         return checked
 
+    def current(self, uri: str) -> Checked | None:
+        """The document's findings for the text it holds now: the last
+        check's when it saw this version, else a check made now (a request
+        can come before the check of the latest change is done, and edits
+        made for older text would land on the wrong lines)."""
+        checked = self.checked.get(uri)
+        version = self.workspace.get_text_document(uri).version
+        if checked is not None and checked.version == version:
+            return checked
+        return self.check(uri)
+
     def check_text(self, path: str | None, version, text: str) -> Checked | None:
         """Findings for a buffer's text at ``path``; touches no document, so
         it runs off the event loop while newer changes come in."""
@@ -273,7 +284,7 @@ def _action(server, uri, title, kind, text, checked, diagnostic=None, preferred=
 
 def code_actions(server: SpecLintServer, params: types.CodeActionParams):
     uri = params.text_document.uri
-    checked = server.checked.get(uri) or server.check(uri)
+    checked = server.current(uri)
     if checked is None:
         return []
     path = Path(server.workspace.get_text_document(uri).path)
@@ -338,7 +349,7 @@ def code_actions(server: SpecLintServer, params: types.CodeActionParams):
 
 def hover(server: SpecLintServer, params: types.HoverParams) -> types.Hover | None:
     uri = params.text_document.uri
-    checked = server.checked.get(uri) or server.check(uri)
+    checked = server.current(uri)
     if checked is None:
         return None
     document = server.workspace.get_text_document(uri)
