@@ -132,6 +132,53 @@ def test_what_cannot_be_parsed_is_told_where_and_why(text, position, message):
     )
 
 
+def test_what_libcst_cannot_parse_after_python_did_is_told_where_and_why(
+    monkeypatch,
+):
+    # No such text is known for this libcst; a real refusal of libcst's,
+    # raised where it parses what CPython accepted, stands in for one.
+    import libcst
+
+    from vllm_spec_lint.core.analysis import analyze_source
+    from vllm_spec_lint.core.settings import Config
+
+    try:
+        libcst.parse_module("x = (\n")
+    except libcst.ParserSyntaxError as e:
+        refusal = e
+
+    def refuse(*args, **kwargs):
+        raise refusal
+
+    monkeypatch.setattr(libcst, "parse_module", refuse)
+    text = (
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
+        "ok = isinstance(s, MLAAttentionSpec)\n"
+    )
+    analysis = analyze_source(text, "refused.py", Config())
+    [finding] = analysis.findings
+    assert (analysis.path, finding.code, finding.path, finding.location) == (
+        "refused.py",
+        "VSL900",
+        "refused.py",
+        (1, 1),
+    )
+    assert finding.message == (
+        "cannot parse: parser error: error at 2:0: expected one of (, ), *, +, -, "
+        "..., AWAIT, False, NAME, NUMBER, None, True, [, lambda, not, yield, ~"
+    )
+
+
+@pytest.mark.parametrize(
+    "text", ["MLAAttentionSpec = (1 +\n", "x = 1\n"], ids=["parse-error", "no-check"]
+)
+def test_the_analysis_names_its_file_also_without_a_check(text):
+    from vllm_spec_lint.core.analysis import analyze_source
+    from vllm_spec_lint.core.settings import Config
+
+    assert analyze_source(text, "some.py", Config()).path == "some.py"
+
+
 def test_very_deep_expression_in_a_worker(tree):
     for i in range(3):
         (tree / f"deep{i}.py").write_text("MLAAttentionSpec = " + "-" * 100_000 + "1\n")
