@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import run_cli, run_flake8, write_covering_hierarchy
+from vllm_spec_lint.core.settings import Config
+from vllm_spec_lint.edges.hierarchy_sources import load_hierarchy
 
 CONNECTOR = (
     "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
@@ -167,9 +169,6 @@ def test_the_interpreters_vllm_is_found_by_its_top_level_package(
     tmp_path, monkeypatch
 ):
     # In this process (the command line test below runs another interpreter).
-    from vllm_spec_lint.core.settings import Config
-    from vllm_spec_lint.edges.hierarchy_sources import load_hierarchy
-
     kci = write_covering_hierarchy(tmp_path / "path")
     (tmp_path / "path" / "vllm" / "__init__.py").write_text("")
     monkeypatch.syspath_prepend(str(tmp_path / "path"))

@@ -57,6 +57,16 @@ def code_actions(server, uri: str, span: types.Range, diagnostics, only=None):
     )
 
 
+def hover_at(server, uri: str, line: int, character: int):
+    return lsp.hover(
+        server,
+        types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri),
+            position=types.Position(line=line, character=character),
+        ),
+    )
+
+
 def quick_fixed(project: Path, name: str, text: str) -> str:
     """``text``, opened as ``name`` in ``project``, after the quick fix of
     its one finding."""
@@ -155,13 +165,7 @@ def test_a_vllm_source_that_is_not_there_is_a_settings_diagnostic(project):
     )
     assert finding.code == "VSL001"
     # The built-in hierarchy stands in: the hover shows its family.
-    shown = lsp.hover(
-        server,
-        types.HoverParams(
-            text_document=types.TextDocumentIdentifier(uri),
-            position=types.Position(line=4, character=50),
-        ),
-    )
+    shown = hover_at(server, uri, 4, 50)
     assert shown.contents.value.startswith(
         "**VSL001** `isinstance-leaves-out-companion`: family mla\n\n```text\n"
         "  MLAAttentionSpec <- FullAttentionSpec <- AttentionSpec <- KVCacheSpec\n"
@@ -377,17 +381,8 @@ def test_hover_on_a_finding_shows_the_family(project):
     uri = opened(server, project / "worker.py", WORKER)
     server.check(uri)
 
-    def hover_at(line: int, character: int):
-        return lsp.hover(
-            server,
-            types.HoverParams(
-                text_document=types.TextDocumentIdentifier(uri),
-                position=types.Position(line=line, character=character),
-            ),
-        )
-
     for character in (43, 50, 59):  # the range's ends are inside
-        shown = hover_at(4, character)
+        shown = hover_at(server, uri, 4, character)
         assert shown.range == types.Range(
             start=types.Position(line=4, character=43),
             end=types.Position(line=4, character=59),
@@ -402,9 +397,9 @@ def test_hover_on_a_finding_shows_the_family(project):
         "SlidingWindowMLASpec share(s) MLAAttentionSpec's cache layout without "
         "deriving from it: a test against it alone leaves them out."
     )
-    assert hover_at(4, 42) is None
-    assert hover_at(4, 60) is None
-    assert hover_at(3, 50) is None
+    assert hover_at(server, uri, 4, 42) is None
+    assert hover_at(server, uri, 4, 60) is None
+    assert hover_at(server, uri, 3, 50) is None
 
 
 def test_hover_shows_every_family_of_the_anchor_and_all_its_companions(project):
@@ -422,13 +417,7 @@ def test_hover_shows_every_family_of_the_anchor_and_all_its_companions(project):
     server = initialized_server(project)
     uri = opened(server, project / "worker.py", WORKER)
     server.check(uri)
-    shown = lsp.hover(
-        server,
-        types.HoverParams(
-            text_document=types.TextDocumentIdentifier(uri),
-            position=types.Position(line=4, character=50),
-        ),
-    )
+    shown = hover_at(server, uri, 4, 50)
     mla = "  MLAAttentionSpec <- FullAttentionSpec <- AttentionSpec <- KVCacheSpec\n"
     assert shown.contents.value == (
         "**VSL001** `isinstance-leaves-out-companion`: family mla\n\n"
@@ -724,19 +713,9 @@ def test_actions_and_hover_follow_a_change_not_checked_yet(project):
     # The diagnostic sent for the old text names no finding of the new one.
     assert code_actions(server, uri, diagnostic.range, [diagnostic]) == []
 
-    def hovered(line: int):
-        return lsp.hover(
-            server,
-            types.HoverParams(
-                text_document=types.TextDocumentIdentifier(uri),
-                position=types.Position(line=line, character=50),
-            ),
-        )
-
-    assert hovered(diagnostic.range.start.line) is None
-    assert hovered(diagnostic.range.start.line + 1).contents.value.startswith(
-        "**VSL001**"
-    )
+    row = diagnostic.range.start.line
+    assert hover_at(server, uri, row, 50) is None
+    assert hover_at(server, uri, row + 1, 50).contents.value.startswith("**VSL001**")
     assert server.checked[uri].version == 2
 
 
@@ -754,13 +733,7 @@ def test_actions_and_hover_on_a_document_not_checked_yet(project):
     titles = [a.title for a in code_actions(server, uri, span, [diagnostic])]
     assert titles[0].startswith("Add SlidingWindowMLASpec")
     server.checked.clear()
-    hovered = lsp.hover(
-        server,
-        types.HoverParams(
-            text_document=types.TextDocumentIdentifier(uri),
-            position=types.Position(4, 50),
-        ),
-    )
+    hovered = hover_at(server, uri, 4, 50)
     assert hovered.contents.value.startswith("**VSL001**")
 
 
