@@ -132,51 +132,102 @@ def test_what_cannot_be_parsed_is_told_where_and_why(text, position, message):
     )
 
 
-def test_what_libcst_cannot_parse_after_python_did_is_told_where_and_why(
-    monkeypatch,
-):
-    # No such text is known for this libcst; a real refusal of libcst's,
-    # raised where it parses what CPython accepted, stands in for one.
-    import libcst
+# A helper libcst never sees (the slice leaves it out), so rows after it
+# differ between the file and what libcst parses.
+HELPER_FIRST = (
+    "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
+    "\n"
+    "\n"
+    "def helper():\n"
+    "    return 1\n"
+    "\n"
+    "\n"
+)
+CHECK = "ok = isinstance(s, MLAAttentionSpec) and "
 
+
+def _only_finding(text):
     from vllm_spec_lint.core.analysis import analyze_source
     from vllm_spec_lint.core.settings import Config
 
-    try:
-        libcst.parse_module("x = (\n")
-    except libcst.ParserSyntaxError as e:
-        refusal = e
+    [finding] = analyze_source(text, "deep.py", Config()).findings
+    return finding.code, finding.path, finding.location, finding.message
 
-    def refuse(*args, **kwargs):
-        raise refusal
 
-    monkeypatch.setattr(libcst, "parse_module", refuse)
-    text = (
-        "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
-        "ok = isinstance(s, MLAAttentionSpec)\n"
-    )
-    analysis = analyze_source(text, "refused.py", Config())
-    [finding] = analysis.findings
-    assert (analysis.path, finding.code, finding.path, finding.location) == (
-        "refused.py",
+def test_what_libcst_cannot_parse_after_python_did_is_told_where_and_why():
+    # CPython joins 5,000 adjacent strings; libcst's parser refuses them.
+    text = HELPER_FIRST + CHECK + " ".join(["'a'"] * 5000) + "\n"
+    assert _only_finding(text) == (
         "VSL900",
-        "refused.py",
-        (1, 1),
-    )
-    assert finding.message == (
-        "cannot parse: parser error: error at 2:0: expected one of (, ), *, +, -, "
-        "..., AWAIT, False, NAME, NUMBER, None, True, [, lambda, not, yield, ~"
+        "deep.py",
+        (8, 1),  # the file's row, not the slice's (4)
+        'cannot parse: parser error: expected one of STRING, f", t"',
     )
 
 
 @pytest.mark.parametrize(
-    "text", ["MLAAttentionSpec = (1 +\n", "x = 1\n"], ids=["parse-error", "no-check"]
+    "expression",
+    [
+        # CPython keeps an `and` chain flat; libcst nests it, and past a few
+        # thousand levels its parser crashes the process.
+        " and ".join(["x"] * 997),
+        "-" * 998 + "1",
+    ],
+    ids=["and-chain", "unary-minus"],
 )
-def test_the_analysis_names_its_file_also_without_a_check(text):
-    from vllm_spec_lint.core.analysis import analyze_source
-    from vllm_spec_lint.core.settings import Config
+def test_statements_nested_deeper_than_libcst_takes_are_refused_at_their_row(
+    expression,
+):
+    assert _only_finding(HELPER_FIRST + CHECK + expression + "\n") == (
+        "VSL900",
+        "deep.py",
+        (8, 1),
+        "cannot parse: nested too deeply",
+    )
 
-    assert analyze_source(text, "some.py", Config()).path == "some.py"
+
+def test_a_nested_statement_on_the_last_line_without_a_line_break_is_refused():
+    text = HELPER_FIRST + CHECK + "-" * 1200 + "1"
+    assert _only_finding(text)[2:] == ((8, 1), "cannot parse: nested too deeply")
+
+
+@pytest.mark.parametrize(
+    "expression",
+    # One level fewer than above: not refused.
+    [" and ".join(["x"] * 996), "-" * 997 + "1"],
+    ids=["and-chain", "unary-minus"],
+)
+def test_nesting_libcst_takes_but_the_rules_cannot_walk_is_told(expression):
+    # libcst parses it; positions and the rules' walks recurse once a level.
+    assert _only_finding(HELPER_FIRST + CHECK + expression + "\n") == (
+        "VSL900",
+        "deep.py",
+        (1, 1),
+        "cannot analyse: nested too deeply",
+    )
+
+
+def test_a_nested_definition_the_slice_leaves_out_is_not_measured():
+    text = (
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n\n\n"
+        "def helper():\n"
+        "    return " + "-" * 1200 + "1\n\n\n"
+        "ok = isinstance(s, MLAAttentionSpec)\n"
+    )
+    assert _only_finding(text)[0::2] == ("VSL001", (8, 20))
+
+
+def test_a_chain_too_long_for_libcst_is_reported_by_the_command_line(tree):
+    # Before the nesting guard this run ended in a segmentation fault.
+    (tree / "chain.py").write_text(
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
+        + CHECK
+        + " and ".join(["x"] * 20_000)
+        + "\n"
+    )
+    findings = _check(tree)
+    assert _errors(findings) == {"chain.py": "cannot parse: nested too deeply"}
+    assert "VSL001" in {f["code"] for f in findings}  # good.py, as ever
 
 
 def test_very_deep_expression_in_a_worker(tree):

@@ -13,6 +13,7 @@ import fnmatch
 import functools
 import gc
 import os
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
@@ -77,6 +78,10 @@ def _ignored_for_path(path: str, config: Config) -> tuple[str, ...]:
         for code in codes
         if any(fnmatch.fnmatch(c, pattern) for c in candidates)
     )
+
+
+# "error at 5:0: " in libcst's refusals (a position in the slice it saw).
+_SLICE_POSITION = re.compile(r"error at \d+:\d+: ")
 
 
 def _parse_error_of(exc: BaseException, path: str) -> Finding:
@@ -177,10 +182,12 @@ def _analyze_source(
             source, tree, Screen.build(config, hierarchy, module_name)
         )
     except (SyntaxError, ValueError, RecursionError, MemoryError) as e:
-        error = _parse_error_of(e, path)
-        return FileAnalysis(path, [error])
+        return FileAnalysis([_parse_error_of(e, path)])
     if not relevant.has_candidates:
-        return FileAnalysis(path, [])
+        return FileAnalysis([])
+    if relevant.too_deep is not None:
+        error = parse_error(path, "cannot parse: nested too deeply", relevant.too_deep)
+        return FileAnalysis([error])
 
     import libcst as cst
 
@@ -191,15 +198,14 @@ def _analyze_source(
     try:
         module = cst.parse_module(relevant.text)
     except cst.ParserSyntaxError as e:
-        error = parse_error(
-            path, f"cannot parse: {e.message}", e.raw_line, e.raw_column + 1
-        )
-        return FileAnalysis(path, [error])
-    except (RecursionError, MemoryError) as e:
-        error = _parse_error_of(e, path)
-        return FileAnalysis(path, [error])
+        # libcst saw the slice: its row is mapped back to the file's, and the
+        # slice's coordinates leave its message.
+        row = relevant.rows[min(e.raw_line, len(relevant.rows)) - 1]
+        message = _SLICE_POSITION.sub("", e.message, count=1)
+        error = parse_error(path, f"cannot parse: {message}", row, e.raw_column + 1)
+        return FileAnalysis([error])
     if not rules:
-        return FileAnalysis(path, [])
+        return FileAnalysis([])
     try:
         model = SemanticModel(
             module,
@@ -212,46 +218,47 @@ def _analyze_source(
         )
         visitors = [rule(model) for rule in rules]
         _visit(module, visitors)
+        reports = [report for visitor in visitors for report in visitor.reports]
+        return _file_analysis(model, reports, source, path, config, apply_noqa)
     except RecursionError:
-        error = parse_error(path, "cannot analyse: nested too deeply")
-        return FileAnalysis(path, [error])
+        # Our walks and libcst's code generation (positions, fixes) recurse
+        # once per level of nesting.
+        return FileAnalysis([parse_error(path, "cannot analyse: nested too deeply")])
 
+
+def _file_analysis(
+    model, reports: list, source: str, path: str, config: Config, apply_noqa: bool
+) -> FileAnalysis:
+    """The rules' reports as findings on the file's own rows and text."""
     from vllm_spec_lint.repair.edits import fix_from_plan
 
     lines = split_lines(source)
     findings, suppressed = [], []
-    for visitor in visitors:
-        for report in visitor.reports:
-            start, end = model.span(report.node)
-            row = start[0]
-            if (
-                apply_noqa
-                and row <= len(lines)
-                and noqa.is_suppressed(lines[row - 1], report.code)
-            ):
-                continue
-            fix = fix_from_plan(model, report.fix) if report.fix else None
-            # A project may promote a rule's fixes to safe (extend-safe-fixes),
-            # never where the author chose the code (a suppressed site) or
-            # where the family is a guess (a discovered twin).
-            if fix is not None and not (report.suppressed_by or report.guessed_family):
-                fix = replace(
-                    fix, applicability=config.fix_applicability(report.code, fix)
-                )
-            finding = Finding(
-                report.code,
-                report.message,
-                path,
-                start,
-                end,
-                fix=fix,
-                line_text=lines[row - 1] if row <= len(lines) else "",
-                suppressed_by=report.suppressed_by,
-            )
-            if report.suppressed_by and not config.strict:
-                suppressed.append(finding)
-            else:
-                findings.append(finding)
+    for report in reports:
+        start, end = model.span(report.node)
+        line = lines[start[0] - 1]  # a finding's row is always one of the file's
+        if apply_noqa and noqa.is_suppressed(line, report.code):
+            continue
+        fix = fix_from_plan(model, report.fix) if report.fix else None
+        # A project may promote a rule's fixes to safe (extend-safe-fixes),
+        # never where the author chose the code (a suppressed site) or where
+        # the family is a guess (a discovered twin).
+        if fix is not None and not (report.suppressed_by or report.guessed_family):
+            fix = replace(fix, applicability=config.fix_applicability(report.code, fix))
+        finding = Finding(
+            report.code,
+            report.message,
+            path,
+            start,
+            end,
+            fix=fix,
+            line_text=line,
+            suppressed_by=report.suppressed_by,
+        )
+        if report.suppressed_by and not config.strict:
+            suppressed.append(finding)
+        else:
+            findings.append(finding)
     findings.sort(key=lambda f: (f.location, f.code))
     suppressed.sort(key=lambda f: (f.location, f.code))
-    return FileAnalysis(path, findings, suppressed=suppressed)
+    return FileAnalysis(findings, suppressed=suppressed)

@@ -26,9 +26,8 @@ class Finding:
 
 @dataclass
 class FileAnalysis:
-    """What analysing one file gave."""
+    """What analysing one file gave (the findings name the file)."""
 
-    path: str
     findings: list[Finding]
     # Sites the default mode does not report, each with its reason.
     suppressed: list[Finding] = field(default_factory=list)

@@ -41,6 +41,13 @@ _TEST_CALLS = {"isinstance", "issubclass"}
 _BUILTINS_USED = {"isinstance", "issubclass", "type", "all", "any", "frozenset"}
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+# libcst's parser recurses natively once per level of nesting and, a few
+# thousand levels down, crashes the process instead of raising. CPython's
+# parser accepts that much on 3.10 and 3.13 (`1 + 1 + ...`, 20,000 terms),
+# and `and`/`or` chains of any length on every version (it keeps them flat,
+# libcst nests them). Kept statements nested deeper than this never reach
+# libcst; the rules' own walks give up (RecursionError) sooner anyway.
+MAX_NESTING = 1000
 
 
 @dataclass(frozen=True)
@@ -52,6 +59,9 @@ class Slice:
     # The slice's row of each top-level statement CPython's parser sees in
     # it (``a; b`` is two), so that positions need not parse it again.
     statement_rows: list[int] | None = None
+    # The row of the first kept statement nested deeper than libcst can take
+    # (see MAX_NESTING), or None.
+    too_deep: int | None = None
 
 
 @dataclass(frozen=True)
@@ -489,11 +499,22 @@ def relevant_source(text: str, tree: ast.Module, screen: Screen) -> Slice:
             cuts[first] = (last, _indent_of(lines[body[0].lineno - 1]) + "pass")
 
     cut(tree.body)
+    too_deep = next(
+        (
+            _first_row(node)
+            for node in tree.body
+            if _first_row(node) not in cuts
+            and _extent(node, line_starts, len(text)) > MAX_NESTING
+            and _nesting(node) > MAX_NESTING
+        ),
+        None,
+    )
     if not cuts:
         return Slice(
             text,
             list(range(1, len(lines) + 1)),
             statement_rows=[node.lineno for node in tree.body],
+            too_deep=too_deep,
         )
     out: list[str] = []
     rows: list[int] = []
@@ -519,7 +540,30 @@ def relevant_source(text: str, tree: ast.Module, screen: Screen) -> Slice:
             statement_rows.append(row_in_slice[node.lineno])
         elif cut_here[1] is not None:  # the stub stands on the first row
             statement_rows.append(row_in_slice[_first_row(node)])
-    return Slice("".join(out), rows, statement_rows=statement_rows)
+    return Slice("".join(out), rows, statement_rows=statement_rows, too_deep=too_deep)
+
+
+def _extent(node: ast.stmt, line_starts: list[int], end: int) -> int:
+    """How many characters the statement's lines hold: each level of
+    nesting takes at least one, so a shorter statement needs no measuring."""
+    last = node.end_lineno or node.lineno
+    stop = line_starts[last] if last < len(line_starts) else end
+    return stop - line_starts[_first_row(node) - 1]
+
+
+def _nesting(node: ast.AST) -> int:
+    """How deep libcst nests ``node``'s tree: a level per node, and a level
+    per further operand of an `and`/`or` chain (one libcst node per
+    operator). Stops counting past MAX_NESTING."""
+    deepest = 0
+    stack = [(node, 1)]
+    while stack and deepest <= MAX_NESTING:
+        node, depth = stack.pop()
+        if isinstance(node, ast.BoolOp):
+            depth += len(node.values) - 2
+        deepest = max(deepest, depth)
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+    return deepest
 
 
 def _indent_of(line: str) -> str:

@@ -41,6 +41,12 @@ PARSE_ERROR_DOC = RuleDoc(
         mention an anchor class are not parsed, so their syntax errors are not
         reported: this is not a syntax checker.
 
+        Also reported where a statement the rules must read is nested too
+        deeply for libcst ("cannot parse: nested too deeply" at its row: more
+        than 1,000 levels, an ``and``/``or`` operand counting as one) or for
+        the rules' own walk ("cannot analyse: nested too deeply"), and where
+        libcst refuses what CPython accepted (thousands of adjacent strings).
+
         Always reported, as ruff reports syntax errors: ``--select``,
         ``--ignore``, ``per-file-ignores`` and ``# noqa`` do not turn it off.
         Suppress it by excluding the file (``exclude``).
