@@ -14,7 +14,7 @@ import pytest
 from tests.conftest import REPO
 from vllm_spec_lint.core.settings import Config, rule_url
 from vllm_spec_lint.edges.hierarchy_sources import _importable
-from vllm_spec_lint.model.hierarchy import absolute_name
+from vllm_spec_lint.model.hierarchy import ClassHierarchy, absolute_name
 from vllm_spec_lint.model.syntax import target_key
 
 
@@ -108,3 +108,27 @@ def test_an_installed_package_is_found_where_it_lives():
 @pytest.mark.parametrize("name", ["textwrap", "no_such_package_here", "..bad"])
 def test_a_module_or_a_missing_package_has_no_folders(name):
     assert _importable(name) == []
+
+
+@pytest.mark.parametrize(
+    "cls, expected",
+    [
+        # A diamond: the shared base once.
+        ("m.Child", {"m.Child", "m.Left", "m.Right", "m.Root"}),
+        # Bases read from broken source can loop; the walk still ends.
+        ("m.LoopA", {"m.LoopA", "m.LoopB", "m.Root"}),
+        ("m.Unknown", {"m.Unknown"}),
+    ],
+)
+def test_ancestors_are_every_class_reached_through_bases(cls, expected):
+    hierarchy = ClassHierarchy(
+        {
+            "m.Root": (),
+            "m.Left": ("m.Root",),
+            "m.Right": ("m.Root",),
+            "m.Child": ("m.Left", "m.Right"),
+            "m.LoopA": ("m.LoopB",),
+            "m.LoopB": ("m.LoopA", "m.Root"),
+        }
+    )
+    assert hierarchy.ancestors(cls) == expected

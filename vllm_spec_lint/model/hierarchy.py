@@ -126,14 +126,10 @@ class ClassHierarchy:
     def ancestors(self, cls: str) -> frozenset[str]:
         """``cls`` and every class it inherits from."""
         if cls not in self._ancestors:
-            seen: set[str] = set()
-            stack = [cls]
-            while stack:
-                current = stack.pop()
-                if current not in seen:
-                    seen.add(current)
-                    stack.extend(self.bases.get(current, ()))
-            self._ancestors[cls] = frozenset(seen)
+            found = [cls]
+            for current in found:  # grows as bases are found, each once
+                found += [b for b in self.bases.get(current, ()) if b not in found]
+            self._ancestors[cls] = frozenset(found)
         return self._ancestors[cls]
 
     def companion_parents(self, family: Family) -> dict[str, tuple[str, ...]]:
