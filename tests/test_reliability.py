@@ -186,6 +186,13 @@ def test_statements_nested_deeper_than_libcst_takes_are_refused_at_their_row(
     )
 
 
+def test_a_nested_statement_spread_over_many_short_lines_is_refused():
+    # Measured by all its lines, not by its first.
+    chain = "\n    and ".join(["x"] * 998)
+    text = HELPER_FIRST + CHECK + "(\n    " + chain + "\n)\n"
+    assert _only_finding(text)[2:] == ((8, 1), "cannot parse: nested too deeply")
+
+
 def test_a_nested_statement_on_the_last_line_without_a_line_break_is_refused():
     text = HELPER_FIRST + CHECK + "-" * 1200 + "1"
     assert _only_finding(text)[2:] == ((8, 1), "cannot parse: nested too deeply")
