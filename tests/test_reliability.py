@@ -186,6 +186,14 @@ def test_statements_nested_deeper_than_libcst_takes_are_refused_at_their_row(
     )
 
 
+def test_a_statement_of_fewer_characters_than_levels_is_measured():
+    # 999 characters, 1,001 levels: the statement, 998 minus signs, the
+    # name and its context.
+    deep = "-" * 998 + "x"
+    text = HELPER_FIRST + "ok = isinstance(s, MLAAttentionSpec)\n" + deep
+    assert _only_finding(text)[2:] == ((9, 1), "cannot parse: nested too deeply")
+
+
 def test_a_nested_statement_spread_over_many_short_lines_is_refused():
     # Measured by all its lines, not by its first.
     chain = "\n    and ".join(["x"] * 998)

@@ -543,12 +543,17 @@ def relevant_source(text: str, tree: ast.Module, screen: Screen) -> Slice:
     return Slice("".join(out), rows, statement_rows=statement_rows, too_deep=too_deep)
 
 
+# Levels that take no character of their own: a statement's node over its
+# expression (`-x`), a name's context, an operator, a pattern's value.
+_LEVELS_WITHOUT_TEXT = 8
+
+
 def _extent(node: ast.stmt, line_starts: list[int], end: int) -> int:
-    """How many characters the statement's lines hold: each level of
-    nesting takes at least one, so a shorter statement needs no measuring."""
+    """How many levels the statement's lines can nest: one per character,
+    and a few more, so a statement with fewer needs no measuring."""
     last = node.end_lineno or node.lineno
     stop = line_starts[last] if last < len(line_starts) else end
-    return stop - line_starts[_first_row(node) - 1]
+    return stop - line_starts[_first_row(node) - 1] + _LEVELS_WITHOUT_TEXT
 
 
 def _nesting(node: ast.AST) -> int:
