@@ -194,6 +194,11 @@ def test_a_statement_of_fewer_characters_than_levels_is_measured():
     assert _only_finding(text)[2:] == ((9, 1), "cannot parse: nested too deeply")
 
 
+def test_a_nested_statement_on_the_first_line_is_refused():
+    text = CHECK + "-" * 1200 + "1\nx = 1\n"
+    assert _only_finding(text)[2:] == ((1, 1), "cannot parse: nested too deeply")
+
+
 def test_a_nested_statement_spread_over_many_short_lines_is_refused():
     # Measured by all its lines, not by its first.
     chain = "\n    and ".join(["x"] * 998)
