@@ -239,15 +239,15 @@ def test_an_internal_error_without_a_writable_temp_folder_still_says_one_line(
     )
 
 
-def test_an_interrupt_exits_2_without_a_traceback(monkeypatch, capsys):
+def test_an_interrupt_exits_130_in_one_line_without_a_traceback(monkeypatch, capsys):
     from vllm_spec_lint.faces import cli
 
     def interrupted(argv):
         raise KeyboardInterrupt
 
     monkeypatch.setattr(cli, "_main", interrupted)
-    assert cli.main(["check", "."]) == 2
-    assert capsys.readouterr() == ("", "")
+    assert cli.main(["check", "."]) == 130
+    assert capsys.readouterr() == ("", "error: interrupted\n")
 
 
 def test_a_reader_that_has_gone_gets_no_traceback(tmp_path):

@@ -151,6 +151,27 @@ def test_bad_settings_are_one_diagnostic_at_the_top_and_defaults_apply(project):
     assert finding.code == "VSL001"
 
 
+def test_a_bad_exclude_pattern_is_a_settings_diagnostic_and_defaults_apply(project):
+    (project / "pyproject.toml").write_text('[tool.vllm-spec-lint]\nexclude = ["[z-a]"]\n')
+    server = initialized_server(project)
+    uri = opened(server, project / "worker.py", WORKER)
+    settings, finding = server.diagnostics(uri, server.check(uri))
+    assert settings.message == (
+        f"settings not used: {project / 'pyproject.toml'}: invalid value for "
+        "'exclude': '[z-a]' is not a glob: the range 'z-a' runs backwards"
+    )
+    assert finding.code == "VSL001"
+
+
+def test_a_gitignore_line_git_cannot_match_changes_nothing(project):
+    (project / ".git").mkdir()
+    (project / ".gitignore").write_text("[z-a]\nfoo\\\n[[:alpha:]]x\n")
+    server = initialized_server(project)
+    uri = opened(server, project / "worker.py", WORKER)
+    [finding] = server.diagnostics(uri, server.check(uri))
+    assert finding.code == "VSL001"
+
+
 def test_a_vllm_source_that_is_not_there_is_a_settings_diagnostic(project):
     (project / "pyproject.toml").write_text(
         '[tool.vllm-spec-lint]\nvllm-source = "missing"\n'

@@ -12,20 +12,26 @@ from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 
+from vllm_spec_lint.core.globs import glob_problem
 from vllm_spec_lint.core.settings import (
     KNOWN_CODES,
     Config,
     ConfigError,
     unknown_selectors,
 )
+from vllm_spec_lint.edges.discovery import exclusion_problem
 from vllm_spec_lint.model.hierarchy import Family
 from vllm_spec_lint.repair.formatting import FIX_FORMATTERS
 
 SECTION = "vllm-spec-lint"
 
 
-def _str_list(source: str, key: str, value, *, codes: bool = False) -> tuple[str, ...]:
-    if isinstance(value, str):
+def _str_list(
+    source: str, key: str, value, *, codes: bool = False, split: bool = True
+) -> tuple[str, ...]:
+    """A list of strings; with ``split`` (INI files, where every value is a
+    string) also one string of items separated by commas or spaces."""
+    if split and isinstance(value, str):
         value = [v for v in re.split(r"[,\s]+", value) if v]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ConfigError(source, key, "expected a list of strings")
@@ -76,9 +82,11 @@ def _families(source: str, value) -> tuple[Family, ...]:
     return tuple(families)
 
 
-def _per_file_ignores(source: str, value) -> tuple[tuple[str, tuple[str, ...]], ...]:
+def _per_file_ignores(
+    source: str, value, *, split: bool
+) -> tuple[tuple[str, tuple[str, ...]], ...]:
     key = "per-file-ignores"
-    if isinstance(value, str):  # setup.cfg, flake8 style: "pattern: CODE,CODE"
+    if split and isinstance(value, str):  # setup.cfg, flake8: "pattern: CODE,CODE"
         pairs = {}
         for line in value.splitlines():
             if line.strip():
@@ -91,10 +99,33 @@ def _per_file_ignores(source: str, value) -> tuple[tuple[str, tuple[str, ...]], 
         value = pairs
     if not isinstance(value, Mapping):
         raise ConfigError(source, key, "expected a table of pattern = [codes]")
+    for pattern in value:
+        problem = glob_problem(pattern)
+        if problem is not None:
+            raise ConfigError(source, f"{key}.{pattern}", f"not a glob: {problem}")
     return tuple(
-        (pattern, _str_list(source, f"{key}.{pattern}", codes, codes=True))
+        (
+            pattern,
+            _str_list(source, f"{key}.{pattern}", codes, codes=True, split=split),
+        )
         for pattern, codes in value.items()
     )
+
+
+def _exclusions(source: str, key: str, value, *, split: bool) -> tuple[str, ...]:
+    patterns = _str_list(source, key, value, split=split)
+    for pattern in patterns:
+        problem = exclusion_problem(pattern)
+        if problem is not None:
+            raise ConfigError(source, key, f"{pattern!r} is not a glob: {problem}")
+    return patterns
+
+
+def line_length_problem(value) -> str | None:
+    """Why ``value`` is no line length (ruff's range), or None."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 320:
+        return "expected an integer from 1 to 320"
+    return None
 
 
 def _families_from_cfg(source: str, value: str) -> tuple[Family, ...]:
@@ -111,37 +142,42 @@ def _families_from_cfg(source: str, value: str) -> tuple[Family, ...]:
     return _families(source, entries)
 
 
-def parse_settings(raw: Mapping, source: str, root: Path) -> Config:
-    """Validate one settings table (keys as written in the file)."""
+def parse_settings(
+    raw: Mapping, source: str, root: Path, *, toml: bool = False
+) -> Config:
+    """Validate one settings table (keys as written in the file). ``toml``:
+    the values carry their types, so a string is no list and no number;
+    otherwise (setup.cfg, tox.ini, flake8's options) every value is text."""
+    split = not toml
     settings = {}
     for key, value in raw.items():
         name = key.replace("_", "-")
         if name in ("select", "ignore", "extend-select", "extend-ignore"):
-            settings[name] = _str_list(source, key, value, codes=True)
+            settings[name] = _str_list(source, key, value, codes=True, split=split)
         elif name in ("extend-safe-fixes", "extend-unsafe-fixes"):
-            codes = _str_list(source, key, value, codes=True)
+            codes = _str_list(source, key, value, codes=True, split=split)
             settings[name.replace("-", "_")] = codes
         elif name in ("exclude", "extend-exclude"):
-            settings[name] = _str_list(source, key, value)
+            settings[name] = _exclusions(source, key, value, split=split)
         elif name == "per-file-ignores":
-            settings["per_file_ignores"] = _per_file_ignores(source, value)
+            settings["per_file_ignores"] = _per_file_ignores(source, value, split=split)
         elif name == "line-length":
-            try:
-                length = int(value)
-            except (TypeError, ValueError):
-                raise ConfigError(source, key, "expected an integer") from None
-            if not 1 <= length <= 320:
-                raise ConfigError(source, key, "expected an integer from 1 to 320")
-            settings["line_length"] = length
+            if isinstance(value, str) and not toml and value.strip().isdigit():
+                value = int(value)
+            problem = line_length_problem(value)
+            if problem is not None:
+                raise ConfigError(source, key, problem)
+            settings["line_length"] = value
         elif name in ("families", "extend-families"):
             # A TOML list of tables, or setup.cfg's (and flake8's) lines.
             read = _families_from_cfg if isinstance(value, str) else _families
             settings[name.replace("-", "_")] = read(source, value)
         elif name == "max-file-size":
-            try:
-                size = int(value)
-            except (TypeError, ValueError):
-                raise ConfigError(source, key, "expected a size in MiB") from None
+            if isinstance(value, str) and not toml and value.strip().isdigit():
+                value = int(value)
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ConfigError(source, key, "expected a size in MiB")
+            size = value
             if size < 1:
                 raise ConfigError(source, key, "expected a size in MiB (1 or more)")
             settings["max_file_size_mb"] = size
@@ -263,4 +299,5 @@ def load_config(start: Path, explicit: Path | None = None) -> Config:
     if raw is None:
         section = f"[tool.{SECTION}]" if path.suffix == ".toml" else f"[{SECTION}]"
         raise ConfigError(str(path), None, f"has no {section} section")
-    return parse_settings(raw, str(path), path.resolve().parent)
+    toml = path.suffix == ".toml"
+    return parse_settings(raw, str(path), path.resolve().parent, toml=toml)

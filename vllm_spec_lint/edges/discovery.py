@@ -8,6 +8,7 @@ import stat
 from collections.abc import Iterator
 from pathlib import Path
 
+from vllm_spec_lint.core.globs import glob_problem, with_posix_classes
 from vllm_spec_lint.core.settings import Config
 
 # As ruff's defaults, plus our own cache.
@@ -121,13 +122,45 @@ class Excluder:
                 text = f.read().decode("utf-8", errors="replace")
         except OSError:
             return None
-        return _spec(text.splitlines())
+        return _gitignore_spec(text.splitlines())
 
 
 def _spec(lines):
+    """Our own patterns (``exclude``, ``--exclude``), checked already by
+    ``exclusion_problem``."""
+    return _compiled(with_posix_classes(line) for line in lines)
+
+
+def _gitignore_spec(lines):
+    """A ``.gitignore`` as git reads it: a line git cannot match (a range
+    that runs backwards, a trailing backslash, an unclosed ``[``) matches
+    nothing there, and is left out here."""
+    return _compiled(
+        with_posix_classes(line) for line in lines if glob_problem(line) is None
+    )
+
+
+def _compiled(lines):
+    import warnings
+
     import pathspec
 
-    return pathspec.GitIgnoreSpec.from_lines(lines)
+    with warnings.catch_warnings():
+        # A '[' inside brackets, which git reads as itself, is what Python's
+        # regular expressions read too; they only warn that this may change.
+        warnings.simplefilter("ignore", FutureWarning)
+        return pathspec.GitIgnoreSpec.from_lines(list(lines))
+
+
+def exclusion_problem(pattern: str) -> str | None:
+    """Why an exclusion pattern of ours cannot be used, or None."""
+    problem = glob_problem(pattern)
+    if problem is None:
+        try:
+            _compiled([pattern])
+        except Exception as e:  # pathspec's refusals have no common class
+            problem = str(e)
+    return problem
 
 
 def iter_python_files(

@@ -51,7 +51,7 @@ def write_atomically(path: Path, original: bytes, new: bytes) -> None:
     read-only file, or one changed since it was read, is refused.
     """
     target = path.resolve()  # write through a link, never replace the link
-    _pause_point("read", target)
+    pause_point("read", target)
     info = os.stat(target)
     if not info.st_mode & stat.S_IWUSR:
         raise WriteRefused("the file is read-only")
@@ -70,9 +70,9 @@ def write_atomically(path: Path, original: bytes, new: bytes) -> None:
         os.chmod(temporary, stat.S_IMODE(info.st_mode))
         if read_source(target) != original:
             raise WriteRefused("the file changed on disk since it was read")
-        _pause_point("temp-written", target)
+        pause_point("temp-written", target)
         os.replace(temporary, target)
-        _pause_point("replaced", target)
+        pause_point("replaced", target)
     except BaseException:
         try:
             os.unlink(temporary)
@@ -114,10 +114,12 @@ def _umask() -> int:
     return mask
 
 
-def _pause_point(phase: str, target: Path) -> None:
-    """Test-only: with ``VSL_TEST_PAUSE=PHASE:FILE_NAME:MARKER``, writing
-    ``FILE_NAME`` stops at ``PHASE``, creates ``MARKER`` and waits to be
-    killed, so a test kills a fix run at a known point instead of a moment."""
+def pause_point(phase: str, target: Path) -> None:
+    """Test-only: with ``VSL_TEST_PAUSE=PHASE:FILE_NAME:MARKER``, handling
+    ``FILE_NAME`` stops at ``PHASE`` (``analyse`` in a worker; ``read``,
+    ``temp-written``, ``replaced`` while writing), creates ``MARKER`` and
+    waits to be killed, so a test stops a run at a known point instead of a
+    moment."""
     spec = os.environ.get("VSL_TEST_PAUSE")
     if not spec:
         return

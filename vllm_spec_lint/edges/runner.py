@@ -7,7 +7,7 @@ import functools
 import os
 import sys
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from vllm_spec_lint.core.analysis import analyze_source, might_have_findings
@@ -22,6 +22,7 @@ from vllm_spec_lint.edges.discovery import (
 from vllm_spec_lint.edges.files import (
     WriteRefused,
     decode_source,
+    pause_point,
     read_source,
     write_atomically,
 )
@@ -126,6 +127,7 @@ def analyze_file(
 ) -> FileResult:
     """Analyse (and with ``mode.fix``, fix) one file; runs in a worker."""
     name = str(path)
+    pause_point("analyse", path)
     try:
         return _analyze_file(path, source, config, hierarchy, mode)
     except Exception as e:  # one odd file must not stop the run
@@ -175,16 +177,50 @@ def _analyze_file(
         result.original = source
         result.fixed_source = outcome.text.encode(encoding)
         result.fixed = outcome.fixed
-        if mode.write:
-            try:
-                write_atomically(path, source, result.fixed_source)
-            except (WriteRefused, OSError) as e:
-                result.failure = f"not written: {e}"
-                result.findings = analyze_source(
-                    text, name, config, hierarchy, module_name=module_name
-                ).findings
-                result.fixed = ()
     return result
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C stopped a run; ``written`` files had been fixed on disk by then
+    (each whole: a file is written in one step or not at all)."""
+
+    def __init__(self, written: int):
+        super().__init__(written)
+        self.written = written
+
+
+class _FixWriter:
+    """Writes fixed files in the main process, so that an interrupted run
+    knows what it wrote and its workers can be ended at any point."""
+
+    def __init__(self) -> None:
+        self.written = 0
+
+    def write(self, result: FileResult, config: Config, hierarchy) -> None:
+        """Write ``result``'s fixed source; on failure the result says so and
+        holds the file's findings as they stand."""
+        import signal
+
+        # Ctrl-C waits for the write in progress: the count stays exact.
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            write_atomically(Path(result.path), result.original, result.fixed_source)
+            self.written += 1
+            return
+        except (WriteRefused, OSError) as e:
+            failure = f"not written: {e}"
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
+        text, _ = decode_source(result.original)
+        result.failure = failure
+        result.findings = analyze_source(
+            text,
+            result.path,
+            config,
+            hierarchy,
+            module_name=module_name_for(result.path),
+        ).findings
+        result.fixed = ()
 
 
 def _load_analysis() -> None:
@@ -194,6 +230,15 @@ def _load_analysis() -> None:
 
     import vllm_spec_lint.model.semantic_model  # noqa: F401
     import vllm_spec_lint.rules  # noqa: F401
+
+
+def _start_worker() -> None:
+    """A worker leaves Ctrl-C to the main process, which stops it (a worker
+    that took it would report it as the file's outcome and go on)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _load_analysis()
 
 
 class _Analyses:
@@ -224,7 +269,7 @@ class _Analyses:
                 _load_analysis()
             context = multiprocessing.get_context("fork" if fork else "spawn")
             self.pool = ProcessPoolExecutor(
-                self.jobs, mp_context=context, initializer=_load_analysis
+                self.jobs, mp_context=context, initializer=_start_worker
             )
             self.pool.submit(int)  # the processes start at the first task
 
@@ -255,8 +300,20 @@ class _Analyses:
                 except BrokenProcessPool:
                     message = "the analysis process died on this file"
                     yield FileResult(str(path), [parse_error(str(path), message)])
-        finally:
-            self.pool.shutdown()
+        except BaseException:
+            self.stop()
+            raise
+        self.pool.shutdown()
+
+    def stop(self) -> None:
+        """Stop at once: queued files are dropped and the workers ended
+        (they write nothing, so nothing is left half-done)."""
+        if self.pool is not None:
+            workers = list((self.pool._processes or {}).values())
+            self.pool.shutdown(wait=False, cancel_futures=True)
+            for worker in workers:
+                worker.terminate()
+            self.pool = None
 
 
 def run_source(
@@ -314,6 +371,32 @@ def run(
     use_cache: bool = True,
     follow_links: bool = False,
 ) -> CheckRun:
+    """Check (and with ``fix``, fix; with ``write``, write) the Python files
+    under ``paths``. Ctrl-C stops it at once: RunInterrupted."""
+    analyses = _Analyses(jobs or os.cpu_count() or 1)
+    writer = _FixWriter()
+    try:
+        return _run(
+            paths, config, analyses, writer, Mode(fix, unsafe, write), progress,
+            force_exclude=force_exclude, use_cache=use_cache, follow_links=follow_links,
+        )  # fmt: skip
+    except KeyboardInterrupt:
+        analyses.stop()
+        raise RunInterrupted(writer.written) from None
+
+
+def _run(
+    paths: list[Path],
+    config: Config,
+    analyses: _Analyses,
+    writer: _FixWriter,
+    mode: Mode,
+    progress: Callable[[int, int], None] | None,
+    *,
+    force_exclude: bool,
+    use_cache: bool,
+    follow_links: bool,
+) -> CheckRun:
     forget_packages()
     files = list(
         iter_python_files(
@@ -335,7 +418,6 @@ def run(
         preread[name] = read_source(name)
         return preread[name]
 
-    analyses = _Analyses(jobs or os.cpu_count() or 1)
     if len(files) > 1 and config.discover_families:
         # Discovery reads every file first: the workers start and import the
         # analysis meanwhile. Not otherwise: a run may parse nothing at all.
@@ -343,8 +425,9 @@ def run(
     config, hierarchy = with_spec_classes(
         config, files, hierarchy, warnings, read_and_keep
     )
+    fix, unsafe = mode.fix, mode.unsafe
     start = paths[0] if paths else Path(".")
-    mode = Mode(fix, unsafe, write, _formatter(fix, start, config, warnings))
+    mode = replace(mode, formatter=_formatter(fix, start, config, warnings))
     cache = ResultCache(config.root, config, hierarchy) if use_cache else None
     clean = CleanFiles(config.root, config, hierarchy) if use_cache else None
     results: list[FileResult | None] = [None] * len(files)
@@ -377,6 +460,8 @@ def run(
             analysed.append((index, key))
     for (index, key), result in zip(analysed, analyses.results(), strict=True):
         results[index] = result
+        if mode.write and result.fixed_source is not None:
+            writer.write(result, config, hierarchy)
         advance()
         if cache is not None and key is not None and result.fixed_source is None:
             if not any(f.code == PARSE_ERROR_CODE for f in result.findings):

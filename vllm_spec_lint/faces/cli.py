@@ -5,7 +5,7 @@ Mutation testing (MUTATION.md) covers all of it but the option declarations
 CLI tests' written-out help instead.
 
 Exit status: 0 nothing found, 1 findings, 2 usage, configuration or
-internal error.
+internal error, 130 interrupted (Ctrl-C).
 """
 
 from __future__ import annotations
@@ -22,11 +22,17 @@ from vllm_spec_lint.core.settings import (
     ConfigError,
     unknown_selectors,
 )
-from vllm_spec_lint.edges.config import load_config, unknown_selector_reason
+from vllm_spec_lint.edges.config import (
+    line_length_problem,
+    load_config,
+    unknown_selector_reason,
+)
+from vllm_spec_lint.edges.discovery import exclusion_problem
 from vllm_spec_lint.edges.files import ReportNotWritten
 from vllm_spec_lint.edges.hierarchy_sources import HierarchyError
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports it
 
 
 class UsageError(Exception):
@@ -65,7 +71,34 @@ def _codes(value: str) -> tuple[str, ...]:
 
 
 def _patterns(value: str) -> tuple[str, ...]:
-    return tuple(p.strip() for p in value.split(",") if p.strip())
+    patterns = tuple(p.strip() for p in value.split(",") if p.strip())
+    for pattern in patterns:
+        problem = exclusion_problem(pattern)
+        if problem is not None:
+            raise argparse.ArgumentTypeError(f"{pattern!r} is not a glob: {problem}")
+    return patterns
+
+
+def _line_length(value: str) -> int:
+    number = _integer(value)
+    problem = line_length_problem(number)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(f"{value!r}: {problem}")
+    return number
+
+
+def _jobs(value: str) -> int:
+    number = _integer(value)
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"{value!r}: expected 1 or more")
+    return number
+
+
+def _integer(value: str) -> int:
+    try:
+        return int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r}: expected an integer") from None
 
 
 # The options' declarations: mutation testing leaves them alone (help texts).
@@ -121,7 +154,7 @@ def _add_selection_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--line-length",
-        type=int,
+        type=_line_length,
         help="the line length fixes are laid out for [default: 88]",
     )
     parser.add_argument(
@@ -132,7 +165,7 @@ def _add_selection_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--jobs",
         "-j",
-        type=int,
+        type=_jobs,
         help="worker processes for parsing (default: all cores)",
     )
     parser.add_argument(
@@ -1013,8 +1046,9 @@ def main(argv: list[str] | None = None) -> int:
     except (UsageError, ConfigError, HierarchyError, ReportNotWritten) as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_ERROR
-    except KeyboardInterrupt:
-        return EXIT_ERROR
+    except KeyboardInterrupt as e:
+        print(f"error: {_interrupted(e)}", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except BrokenPipeError:  # `... | head`: the reader has gone; say nothing
         import os
 
@@ -1063,6 +1097,20 @@ def _warn_about_parse_error_selection(config: Config) -> None:
             "is always reported; ignoring it has no effect",
             file=sys.stderr,
         )
+
+
+def _interrupted(interrupt: KeyboardInterrupt) -> str:
+    """What a Ctrl-C left: nothing, or whole files written before it."""
+    from vllm_spec_lint.edges.runner import RunInterrupted
+    from vllm_spec_lint.faces.report import plural
+
+    text = "interrupted"
+    if isinstance(interrupt, RunInterrupted) and interrupt.written:
+        text += (
+            f"; {plural(interrupt.written, 'file')} already fixed and written, "
+            "no other file changed"
+        )
+    return text
 
 
 def _crash_report(error: Exception) -> str:

@@ -1,0 +1,321 @@
+"""Hard edges a new user met: ordinary inputs that crashed the tool, a
+Ctrl-C that did not stop it, values one face refused and another took.
+Each test is one such input, run as the user ran it."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import BAD, REPO, run_cli
+
+# -- .gitignore lines read as git reads them ---------------------------------
+
+# Files a tree holds, and .gitignore lines git accepts; for each line, the
+# files git still lists (`git ls-files --others --exclude-standard`).
+GITIGNORE_FILES = ("a.py", "ax.py", "b1.py", "Up.py", "[x.py", "foo.py", "_p.py")
+GITIGNORE_LINES = [
+    "[z-a]",  # a range that runs backwards: git matches nothing
+    "foo\\",  # a trailing backslash: git matches nothing
+    "[",  # an unclosed bracket: git matches nothing
+    "[[:alpha:]]x.py",  # a POSIX class: git matches ax.py
+    "b[[:digit:]].py",
+    "[[:upper:]]*.py",
+    "[[:punct:]]*.py",  # [x.py and _p.py
+    "[[]x.py",  # a '[' inside brackets is itself
+    "[[:nope:]].py",  # an unknown class: git matches nothing
+    "[!a-z]*.py",
+]
+
+
+@pytest.fixture
+def git_tree(tmp_path) -> Path:
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    subprocess.run(["git", "init", "-q", str(tree)], check=True)
+    for name in GITIGNORE_FILES:
+        (tree / name).write_text(BAD)
+    return tree
+
+
+def _git_lists(tree: Path) -> list[str]:
+    out = subprocess.run(
+        ["git", "ls-files", "--others", "--exclude-standard", "-z"],
+        cwd=tree, capture_output=True, check=True, text=True,
+    )  # fmt: skip
+    return sorted(n for n in out.stdout.split("\0") if n.endswith(".py"))
+
+
+@pytest.mark.parametrize("line", GITIGNORE_LINES)
+def test_a_gitignore_line_git_accepts_excludes_what_git_excludes(git_tree, line):
+    (git_tree / ".gitignore").write_text(line + "\n")
+    out = run_cli("check", "--show-files", cwd=git_tree)
+    assert (out.returncode, out.stderr) == (0, "")
+    assert sorted(out.stdout.splitlines()) == _git_lists(git_tree)
+
+
+@pytest.mark.parametrize(
+    "line, listed",
+    [
+        ("[z-a]", GITIGNORE_FILES),
+        ("foo\\", GITIGNORE_FILES),
+        ("[[:alpha:]]x.py", ("a.py", "b1.py", "Up.py", "[x.py", "foo.py", "_p.py")),
+        ("[[:punct:]]*.py", ("a.py", "ax.py", "b1.py", "Up.py", "foo.py")),
+    ],
+)
+def test_a_gitignore_line_lists_these_files(git_tree, line, listed):
+    """The same cases with git's answer written out."""
+    (git_tree / ".gitignore").write_text(line + "\n")
+    out = run_cli("check", "--show-files", cwd=git_tree)
+    assert sorted(out.stdout.splitlines()) == sorted(listed)
+
+
+def test_an_odd_gitignore_line_warns_of_nothing_and_the_check_runs(git_tree):
+    (git_tree / ".gitignore").write_text("[z-a]\nfoo\\\n[[:alpha:]]x\n")
+    out = run_cli(
+        "check", "--output-format", "concise", "--no-cache", "-q", "a.py",
+        cwd=git_tree, env={"PYTHONWARNINGS": "default"},
+    )  # fmt: skip
+    assert out.returncode == 1
+    assert out.stderr == ""
+    assert out.stdout.startswith("a.py:2:40: VSL001 ")
+
+
+# -- patterns of our own are refused in one line -------------------------------
+
+PATTERN_ERRORS = [
+    (
+        ["--exclude", "[z-a]"],
+        {},
+        "error: argument --exclude: '[z-a]' is not a glob: the range 'z-a' runs "
+        "backwards (see 'vllm-spec-lint check --help')",
+    ),
+    (
+        ["--extend-exclude", "foo\\"],
+        {},
+        "error: argument --extend-exclude: 'foo\\\\' is not a glob: ends with a "
+        "backslash that escapes nothing (see 'vllm-spec-lint check --help')",
+    ),
+    (
+        [],
+        {"pyproject.toml": '[tool.vllm-spec-lint]\nexclude = ["[z-a]"]\n'},
+        "error: {root}/pyproject.toml: invalid value for 'exclude': '[z-a]' is not "
+        "a glob: the range 'z-a' runs backwards",
+    ),
+    (
+        [],
+        {"setup.cfg": "[vllm-spec-lint]\nextend-exclude = docs, [\n"},
+        "error: {root}/setup.cfg: invalid value for 'extend-exclude': '[' is not a "
+        "glob: a '[' that is never closed",
+    ),
+    (
+        [],
+        {
+            "pyproject.toml": "[tool.vllm-spec-lint.per-file-ignores]\n"
+            '"[" = ["VSL001"]\n'
+        },
+        "error: {root}/pyproject.toml: invalid value for 'per-file-ignores.[': not "
+        "a glob: a '[' that is never closed",
+    ),
+    (
+        [],
+        {
+            "pyproject.toml": "[tool.vllm-spec-lint.per-file-ignores]\n"
+            '"[[:nope:]].py" = ["VSL001"]\n'
+        },
+        "error: {root}/pyproject.toml: invalid value for 'per-file-ignores."
+        "[[:nope:]].py': not a glob: unknown character class '[:nope:]'",
+    ),
+]
+
+
+@pytest.mark.fast
+@pytest.mark.parametrize(
+    "args, files, message", PATTERN_ERRORS, ids=[str(i) for i in range(6)]
+)
+def test_a_bad_pattern_of_ours_is_one_line_naming_where(args, files, message, tmp_path):
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    (tmp_path / "a.py").write_text(BAD)
+    out = run_cli("check", *args, ".", cwd=tmp_path)
+    assert out.returncode == 2
+    assert out.stdout == ""
+    assert out.stderr == message.format(root=tmp_path) + "\n"
+
+
+# -- the same values refused on the command line and in the settings ------------
+
+VALUE_ERRORS = [
+    (["--line-length", "0"], "argument --line-length: '0': expected an integer "
+     "from 1 to 320"),
+    (["--line-length", "-5"], "argument --line-length: '-5': expected an integer "
+     "from 1 to 320"),
+    (["--line-length", "99999"], "argument --line-length: '99999': expected an "
+     "integer from 1 to 320"),
+    (["--jobs", "-3"], "argument --jobs/-j: '-3': expected 1 or more"),
+    (["-j", "0"], "argument --jobs/-j: '0': expected 1 or more"),
+]  # fmt: skip
+
+
+@pytest.mark.fast
+@pytest.mark.parametrize("args, reason", VALUE_ERRORS)
+def test_a_value_out_of_range_on_the_command_line_is_refused(args, reason, tmp_path):
+    out = run_cli("check", *args, ".", cwd=tmp_path)
+    assert out.returncode == 2
+    assert out.stderr == f"error: {reason} (see 'vllm-spec-lint check --help')\n"
+
+
+SETTING_ERRORS = [
+    ("line-length = true", "'line-length': expected an integer from 1 to 320"),
+    ("line-length = 88.5", "'line-length': expected an integer from 1 to 320"),
+    ("line-length = 0", "'line-length': expected an integer from 1 to 320"),
+    ('line-length = "88"', "'line-length': expected an integer from 1 to 320"),
+    ('select = "VSL001"', "'select': expected a list of strings"),
+    ('extend-ignore = "VSL001"', "'extend-ignore': expected a list of strings"),
+    ('exclude = "docs"', "'exclude': expected a list of strings"),
+    ("max-file-size = true", "'max-file-size': expected a size in MiB"),
+]
+
+
+@pytest.mark.fast
+@pytest.mark.parametrize("setting, reason", SETTING_ERRORS)
+def test_a_toml_value_of_the_wrong_type_is_refused(setting, reason, tmp_path):
+    (tmp_path / "pyproject.toml").write_text(f"[tool.vllm-spec-lint]\n{setting}\n")
+    out = run_cli("check", ".", cwd=tmp_path)
+    assert out.returncode == 2
+    assert out.stderr == (
+        f"error: {tmp_path}/pyproject.toml: invalid value for {reason}\n"
+    )
+
+
+@pytest.mark.fast
+def test_setup_cfg_values_are_text_and_read_as_such(tmp_path):
+    """In an INI file every value is text: a number and a list are spelled so."""
+    (tmp_path / "setup.cfg").write_text(
+        "[vllm-spec-lint]\nline-length = 120\nselect = VSL001, VSL002\n"
+        "max-file-size = 2\n"
+    )
+    (tmp_path / "a.py").write_text(BAD)
+    out = run_cli("check", "--output-format", "concise", "-q", ".", cwd=tmp_path)
+    assert (out.returncode, out.stderr) == (1, "")
+    assert out.stdout.startswith("a.py:2:40: VSL001 ")
+
+
+# -- Ctrl-C ------------------------------------------------------------------------
+
+LAYOUT = REPO / "examples" / "vllm" / "v1" / "core" / "layout.py"
+
+
+def _interrupt_at(folder: Path, name: str, marker: Path, *args: str):
+    """Run ``ARGS`` until a worker pauses analysing ``name``, then press
+    Ctrl-C (SIGINT to the whole process group, as a terminal sends it). The
+    completed process; its ``pid`` is the process group's id."""
+    run = subprocess.Popen(
+        [sys.executable, "-m", "vllm_spec_lint", *args],
+        cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True,
+        env={**os.environ, "VSL_TEST_PAUSE": f"analyse:{name}:{marker}"},
+    )  # fmt: skip
+    try:
+        while not marker.exists():
+            assert run.poll() is None, run.communicate()
+            time.sleep(0.05)  # polling for an event; no result depends on it
+        os.killpg(run.pid, signal.SIGINT)
+        stdout, stderr = run.communicate(timeout=20)
+    finally:
+        if run.poll() is None:
+            os.killpg(run.pid, signal.SIGKILL)
+            run.wait()
+    done = subprocess.CompletedProcess(run.args, run.returncode, stdout, stderr)
+    done.pid = run.pid
+    return done
+
+
+def _group_is_gone(group: int) -> bool:
+    for _ in range(200):
+        try:
+            os.killpg(group, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.05)  # waiting for an event; no result depends on it
+    return False
+
+
+@pytest.fixture
+def fix_tree(tmp_path) -> tuple[Path, bytes, bytes]:
+    """Sixty copies of the examples' layout module, and the module before
+    and after `fix --unsafe-fixes` (made in a folder of its own)."""
+    folder = tmp_path / "tree"
+    folder.mkdir()
+    source = LAYOUT.read_bytes()
+    for i in range(60):
+        (folder / f"layout_{i:03d}.py").write_bytes(source)
+    reference = tmp_path / "reference"
+    reference.mkdir()
+    (reference / "layout.py").write_bytes(source)
+    done = run_cli("fix", "--unsafe-fixes", "--no-cache", "-q", ".", cwd=reference)
+    assert done.returncode == 0, done.stderr
+    fixed = (reference / "layout.py").read_bytes()
+    assert fixed != source
+    return folder, source, fixed
+
+
+def test_ctrl_c_stops_a_fix_at_once_leaving_every_file_whole(fix_tree, tmp_path):
+    """Files are fixed by two workers and written in name order by the main
+    process: while a worker is held on the 31st, the first thirty are written
+    and nothing after them may be."""
+    folder, original, fixed = fix_tree
+    out = _interrupt_at(
+        folder, "layout_030.py", tmp_path / "paused",
+        "fix", "--unsafe-fixes", "--no-cache", "-j", "2", ".",
+    )  # fmt: skip
+    assert out.returncode == 130
+    assert out.stderr.splitlines()[-1] == (
+        "error: interrupted; 30 files already fixed and written, no other file "
+        "changed"
+    )
+    assert "Traceback" not in out.stderr
+    contents = [
+        (folder / f"layout_{i:03d}.py").read_bytes() for i in range(60)
+    ]  # fmt: skip
+    assert contents == [fixed] * 30 + [original] * 30
+    assert sorted(p.name for p in folder.iterdir()) == [
+        f"layout_{i:03d}.py" for i in range(60)
+    ]  # no temporary file left behind
+    assert _group_is_gone(out.pid), "a worker outlived the interrupted run"
+
+
+def test_ctrl_c_stops_a_check_with_130(fix_tree, tmp_path):
+    folder, original, _ = fix_tree
+    out = _interrupt_at(
+        folder, "layout_010.py", tmp_path / "paused", "check", "--no-cache", "-j", "2",
+    )  # fmt: skip
+    assert out.returncode == 130
+    assert out.stderr == "error: interrupted\n"
+    assert out.stdout == ""
+    assert {p.read_bytes() for p in folder.glob("layout_*.py")} == {original}
+
+
+def test_ctrl_c_in_one_process_stops_as_well(fix_tree, tmp_path):
+    """With one job the file is analysed in the main process itself."""
+    folder, original, fixed = fix_tree
+    out = _interrupt_at(
+        folder, "layout_005.py", tmp_path / "paused",
+        "fix", "--unsafe-fixes", "--no-cache", "-j", "1", ".",
+    )  # fmt: skip
+    assert out.returncode == 130
+    assert out.stderr == (
+        "error: interrupted; 5 files already fixed and written, no other file "
+        "changed\n"
+    )
+    contents = [(folder / f"layout_{i:03d}.py").read_bytes() for i in range(60)]
+    assert contents == [fixed] * 5 + [original] * 55
