@@ -280,8 +280,7 @@ def test_ctrl_c_stops_a_fix_at_once_leaving_every_file_whole(fix_tree, tmp_path)
     )  # fmt: skip
     assert out.returncode == 130
     assert out.stderr.splitlines()[-1] == (
-        "error: interrupted; 30 files already fixed and written, no other file "
-        "changed"
+        "error: interrupted; 30 files already fixed and written, no other file changed"
     )
     assert "Traceback" not in out.stderr
     contents = [
@@ -314,8 +313,132 @@ def test_ctrl_c_in_one_process_stops_as_well(fix_tree, tmp_path):
     )  # fmt: skip
     assert out.returncode == 130
     assert out.stderr == (
-        "error: interrupted; 5 files already fixed and written, no other file "
-        "changed\n"
+        "error: interrupted; 5 files already fixed and written, no other file changed\n"
     )
     contents = [(folder / f"layout_{i:03d}.py").read_bytes() for i in range(60)]
     assert contents == [fixed] * 5 + [original] * 55
+
+
+# -- links that lead nowhere ---------------------------------------------------------
+
+
+@pytest.mark.fast
+def test_a_dangling_link_in_a_folder_is_reported_at_its_path(tmp_path):
+    (tmp_path / "dangling.py").symlink_to(tmp_path / "gone.py")
+    out = run_cli(
+        "check", "--output-format", "concise", "--no-cache", ".", cwd=tmp_path
+    )
+    assert out.returncode == 1
+    assert out.stdout.splitlines()[0] == (
+        "dangling.py:1:1: VSL900 cannot read: No such file or directory"
+    )
+    assert "No Python files found" not in out.stderr
+
+
+@pytest.mark.fast
+def test_a_link_to_itself_in_a_folder_names_the_loop(tmp_path):
+    (tmp_path / "loop.py").symlink_to(tmp_path / "loop.py")
+    out = run_cli(
+        "check", "--output-format", "concise", "--no-cache", ".", cwd=tmp_path
+    )
+    assert out.returncode == 1
+    assert out.stdout.splitlines()[0] == (
+        "loop.py:1:1: VSL900 cannot read: Too many levels of symbolic links"
+    )
+
+
+@pytest.mark.fast
+def test_a_dangling_link_leading_outside_is_passed_over_unless_followed(tmp_path):
+    """A link out of the checked tree is not the tree's file (as before);
+    with --follow-links it is, and reported."""
+    (tmp_path / "tree").mkdir()
+    (tmp_path / "tree" / "out.py").symlink_to(tmp_path / "elsewhere" / "x.py")
+    quiet = run_cli("check", "--no-cache", ".", cwd=tmp_path / "tree")
+    assert quiet.returncode == 0
+    followed = run_cli(
+        "check", "--output-format", "concise", "--no-cache", "--follow-links", ".",
+        cwd=tmp_path / "tree",
+    )  # fmt: skip
+    assert followed.returncode == 1
+    assert followed.stdout.splitlines()[0] == (
+        "out.py:1:1: VSL900 cannot read: No such file or directory"
+    )
+
+
+# -- statistics, read-only files, stale entries ---------------------------------------
+
+
+@pytest.mark.fast
+def test_statistics_as_json_are_ruffs_objects(examples):
+    import json
+
+    out = run_cli(
+        "check", "--statistics", "--output-format", "json", "--no-cache", ".",
+        cwd=examples,
+    )  # fmt: skip
+    assert out.returncode == 1
+    assert json.loads(out.stdout) == [
+        {"code": "VSL001", "name": "isinstance-leaves-out-companion", "count": 2,
+         "fixable": False, "fixable_count": 0},
+        {"code": "VSL002", "name": "exact-type-leaves-out-companion", "count": 1,
+         "fixable": False, "fixable_count": 0},
+        {"code": "VSL003", "name": "match-class-leaves-out-companion", "count": 1,
+         "fixable": False, "fixable_count": 0},
+        {"code": "VSL004", "name": "constant-leaves-out-companion", "count": 1,
+         "fixable": False, "fixable_count": 0},
+    ]  # fmt: skip
+
+
+@pytest.mark.fast
+def test_statistics_as_json_count_the_fixes_unsafe_fixes_would_make(examples):
+    import json
+
+    out = run_cli(
+        "check", "--statistics", "--output-format", "json", "--unsafe-fixes",
+        "--no-cache", "--select", "VSL001", ".", cwd=examples,
+    )  # fmt: skip
+    assert json.loads(out.stdout) == [
+        {"code": "VSL001", "name": "isinstance-leaves-out-companion", "count": 2,
+         "fixable": True, "fixable_count": 2},
+    ]  # fmt: skip
+
+
+@pytest.mark.fast
+def test_fix_on_a_read_only_file_does_not_offer_fix_again(tmp_path):
+    (tmp_path / "a.py").write_text(BAD)
+    (tmp_path / "a.py").chmod(0o444)
+    out = run_cli(
+        "fix", "--unsafe-fixes", "--output-format", "concise", "--no-cache", ".",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert out.returncode == 1
+    assert out.stderr == "error: a.py: not written: the file is read-only\n"
+    assert out.stdout == (
+        "a.py:2:40: VSL001 isinstance() check against MLAAttentionSpec leaves out "
+        "SlidingWindowMLASpec\n"
+        "Found 1 error.\n"
+    )
+    assert (tmp_path / "a.py").read_text() == BAD
+
+
+@pytest.mark.fast
+def test_show_stale_names_only_entries_under_the_checked_path(examples):
+    """A baseline of the whole tree, then a check of one folder in which
+    nothing changed: no entry is stale; fixing the worker makes its entry,
+    and only its entry, stale."""
+    written = run_cli("check", "--write-baseline", "baseline.json", ".", cwd=examples)
+    assert written.returncode == 0
+    nixl = "vllm/distributed/kv_transfer/kv_connector/v1/nixl"
+    args = ("check", "--baseline", "baseline.json", "--show-stale", "--no-cache")
+    out = run_cli(*args, nixl, cwd=examples)
+    assert (out.returncode, out.stderr) == (0, "")
+    run_cli("codemod", "nixl-mla-region", cwd=examples)
+    for where in (nixl, "."):
+        out = run_cli(*args, where, cwd=examples)
+        assert out.returncode == 0
+        assert out.stderr == (
+            f"stale: {nixl}/base_worker.py: VSL001 "
+            "'is_mla_region = isinstance(layer_spec, MLAAttentionSpec)'\n"
+        )
+    out = run_cli(*args, "vllm/v1", cwd=examples)
+    assert (out.returncode, out.stderr) == (0, "")

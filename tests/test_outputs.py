@@ -347,7 +347,9 @@ def test_new_findings_after_a_baseline_come_in_file_and_line_order(tmp_path):
     baseline = tmp_path / "baseline.json"
     write_baseline(baseline, [finding("b.py", 1)])
     new, stale = split_by_baseline(
-        [finding("b.py", 9), finding("b.py", 1), finding("a.py", 3)], baseline
+        [finding("b.py", 9), finding("b.py", 1), finding("a.py", 3)],
+        baseline,
+        [tmp_path],
     )
     assert [(f.path.rsplit("/", 1)[1], f.location[0]) for f in new] == [
         ("a.py", 3),

@@ -262,11 +262,16 @@ class _Walk:
                     target == r or target.startswith(r + os.sep) for r in self.roots
                 ):
                     return False  # a link leading outside the given roots
-                return stat.S_ISREG(os.stat(entry.path).st_mode)
+                try:
+                    return stat.S_ISREG(os.stat(entry.path).st_mode)
+                except OSError:
+                    # Dangling or looping: the reader reports it at its path,
+                    # in the system's words (as ruff's E902).
+                    return True
             # A pipe or device must never be opened.
             return entry.is_file(follow_symlinks=False)
         except OSError:
-            return False  # dangling link or vanished file
+            return False  # vanished since the folder was listed
 
 
 def forget_packages() -> None:

@@ -70,14 +70,25 @@ def read_baseline(path: Path) -> list[Entry]:
 
 
 def split_by_baseline(
-    findings: list[Finding], path: Path
+    findings: list[Finding], path: Path, checked: list[Path]
 ) -> tuple[list[Finding], list[Entry]]:
-    """Findings not in the baseline at ``path``, and baseline entries that no
-    longer match any finding (stale)."""
+    """Findings not in the baseline at ``path``, and the baseline entries
+    under the ``checked`` paths that no longer match any finding (stale); an
+    entry elsewhere was not looked at, so it is not stale."""
     entries = read_baseline(path)
     known = set(entries)
-    keyed = _keyed(findings, path.absolute().parent)
+    folder = path.absolute().parent
+    keyed = _keyed(findings, folder)
     new = [f for e, f in keyed if e not in known]
     matched = {e for e, _ in keyed}
-    stale = [e for e in entries if e not in matched]
+    roots = [os.path.abspath(p) for p in checked]
+    stale = [
+        e
+        for e in entries
+        if e not in matched and _under(os.path.abspath(folder / e.path), roots)
+    ]
     return sorted(new, key=lambda f: (f.path, f.location)), stale
+
+
+def _under(path: str, roots: list[str]) -> bool:
+    return any(path == r or path.startswith(r.rstrip(os.sep) + os.sep) for r in roots)

@@ -555,6 +555,8 @@ def _format_findings(
     from vllm_spec_lint.faces import report
 
     if getattr(args, "statistics", False):
+        if args.output_format == "json":
+            return report.format_statistics_json(findings, unsafe=unsafe)
         return report.format_statistics(findings, unsafe=unsafe)
     if args.output_format == "json":
         return report.format_json(findings)
@@ -623,7 +625,12 @@ def command_check(args: argparse.Namespace, config: Config) -> int:
         return EXIT_CLEAN
     if args.baseline:
         try:
-            findings, stale = baseline.split_by_baseline(findings, args.baseline)
+            checked = (
+                [Path(args.stdin_filename or "-")] if stdin is not None else args.paths
+            )
+            findings, stale = baseline.split_by_baseline(
+                findings, args.baseline, checked
+            )
         except baseline.BaselineError as e:
             print(f"error: {e}", file=sys.stderr)
             return EXIT_ERROR
@@ -715,7 +722,7 @@ def command_fix(args: argparse.Namespace, config: Config) -> int:
     changed = [r for r in fixed.results if r.fixed_source is not None]
     count = sum(len(r.fixed) for r in changed)
     failures = _report_failures(fixed)
-    remaining = fixed.findings
+    remaining = _without_failed_fixes(fixed.results)
     if args.diff:
         diff = "".join(_diff(r.path, r.original, r.fixed_source) for r in changed)
         if not args.silent:
@@ -741,6 +748,15 @@ def command_fix(args: argparse.Namespace, config: Config) -> int:
         problems = remaining or failures or (args.exit_non_zero_on_fix and count)
     out.close()
     return EXIT_FINDINGS if problems and not args.exit_zero else EXIT_CLEAN
+
+
+def _without_failed_fixes(results) -> list:
+    """The findings left after a fix run; in a file whose fix failed (not
+    written, the formatter failed) without their fix: running fix again is
+    not what they need, and the report must not say it is."""
+    return [
+        replace(f, fix=None) if r.failure else f for r in results for f in r.findings
+    ]
 
 
 def _write_fixed_stdin(results, source: bytes) -> None:

@@ -293,18 +293,38 @@ def format_json(findings: list[Finding]) -> str:
     return json.dumps([finding_as_json(f) for f in findings], indent=2) + "\n"
 
 
+def _statistics(findings: list[Finding], unsafe: bool) -> list[tuple[str, int, int]]:
+    """(code, findings, fixable findings) per code, most frequent first."""
+    counts = Counter(f.code for f in findings)
+    fixable = Counter(f.code for f in findings if wanted(f, unsafe))
+    rows = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    return [(code, n, fixable[code]) for code, n in rows]
+
+
 def format_statistics(findings: list[Finding], *, unsafe: bool = False) -> str:
     """As ruff's ``--statistics``: count, code, fix marker and the rule's
     name, most frequent first."""
-    counts = Counter(f.code for f in findings)
-    fixable = {f.code for f in findings if wanted(f, unsafe)}
-    width = len(str(max(counts.values(), default=0)))
-    rows = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    rows = _statistics(findings, unsafe)
+    width = len(str(max((n for _, n, _ in rows), default=0)))
     return "".join(
-        f"{n:>{width}}\t{code}\t{'[*]' if code in fixable else '[ ]'} "
-        f"{RULE_NAMES[code]}\n"
-        for code, n in rows
+        f"{n:>{width}}\t{code}\t{'[*]' if fixable else '[ ]'} {RULE_NAMES[code]}\n"
+        for code, n, fixable in rows
     )
+
+
+def format_statistics_json(findings: list[Finding], *, unsafe: bool = False) -> str:
+    """``--statistics --output-format json``: ruff's objects, in its order."""
+    rows = [
+        {
+            "code": code,
+            "name": RULE_NAMES[code],
+            "count": n,
+            "fixable": fixable > 0,
+            "fixable_count": fixable,
+        }
+        for code, n, fixable in _statistics(findings, unsafe)
+    ]
+    return json.dumps(rows, indent=2) + "\n"
 
 
 # -- GitHub Actions ------------------------------------------------------------
