@@ -234,7 +234,7 @@ def test_a_bad_family_option_stops_flake8_and_says_why(bad_file):
         "--select", "VSL", "--vsl-extend-families", "vllm.x MambaSpec", "bad.py",
         cwd=bad_file,
     )  # fmt: skip
-    assert out.returncode == 1
+    assert out.returncode == 2
     assert out.stderr.endswith(
         "vllm-spec-lint: flake8 options: invalid value for 'families': "
         "expected 'module: A, B': 'vllm.x MambaSpec'\n"

@@ -442,3 +442,51 @@ def test_show_stale_names_only_entries_under_the_checked_path(examples):
         )
     out = run_cli(*args, "vllm/v1", cwd=examples)
     assert (out.returncode, out.stderr) == (0, "")
+
+
+# -- flake8 and check agree ----------------------------------------------------------
+
+NOT_UTF8 = (
+    b"from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
+    b"x = '\xff'\n"
+    b"ok = isinstance(s, MLAAttentionSpec)\n"
+)
+
+
+def test_flake8_and_check_both_report_a_file_that_is_not_utf8(tmp_path):
+    from tests.conftest import run_flake8
+
+    (tmp_path / "bytes.py").write_bytes(NOT_UTF8)
+    reason = (
+        "VSL900 cannot decode: 'utf-8' codec can't decode byte 0xff in position "
+        "61: invalid start byte"
+    )
+    out = run_flake8("--select", "VSL", "bytes.py", cwd=tmp_path)
+    assert (out.returncode, out.stdout) == (1, f"bytes.py:1:1: {reason}\n")
+    out = run_cli("check", "--output-format", "concise", "-q", "bytes.py", cwd=tmp_path)
+    assert (out.returncode, out.stdout) == (1, f"bytes.py:1:1: {reason}\n")
+
+
+def test_a_declared_latin1_file_is_read_by_both_as_declared(tmp_path):
+    from tests.conftest import run_flake8
+
+    (tmp_path / "latin.py").write_bytes(b"# -*- coding: latin-1 -*-\n" + NOT_UTF8)
+    out = run_flake8("--select", "VSL", "latin.py", cwd=tmp_path)
+    assert out.stdout.split(" ", 2)[:2] == ["latin.py:4:20:", "VSL001"]
+    out = run_cli("check", "--output-format", "concise", "-q", "latin.py", cwd=tmp_path)
+    assert out.stdout.split(" ", 2)[:2] == ["latin.py:4:20:", "VSL001"]
+
+
+def test_flake8_with_a_vllm_source_that_is_not_there_exits_2(tmp_path):
+    from tests.conftest import run_flake8
+
+    (tmp_path / "a.py").write_text(BAD)
+    missing = tmp_path / "nowhere"
+    out = run_flake8("--select", "VSL", "--vsl-vllm-source", str(missing), "a.py",
+                     cwd=tmp_path)  # fmt: skip
+    assert out.returncode == 2
+    assert out.stdout == ""
+    assert out.stderr == (
+        f"vllm-spec-lint: {missing}: no vllm/v1/kv_cache_interface.py there "
+        "(expected a vLLM checkout or a site-packages folder)\n"
+    )

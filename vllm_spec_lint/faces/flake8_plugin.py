@@ -12,11 +12,12 @@ import ast
 import functools
 import sys
 from collections.abc import Iterator
+from typing import NoReturn
 from pathlib import Path
 
 from vllm_spec_lint import __version__
 from vllm_spec_lint.core.analysis import might_have_findings
-from vllm_spec_lint.core.settings import Config, ConfigError
+from vllm_spec_lint.core.settings import PARSE_ERROR_CODE, Config, ConfigError
 from vllm_spec_lint.edges.config import parse_settings
 
 
@@ -25,6 +26,30 @@ def _hierarchy_near(folder: Path, config: Config):
     from vllm_spec_lint.edges.hierarchy_sources import load_hierarchy
 
     return load_hierarchy([folder], [], config, [])
+
+
+def _refuse(error: Exception) -> NoReturn:
+    """A setting that cannot be used stops flake8 as its own bad options do:
+    one line, exit 2 (1 would read as findings)."""
+    print(f"vllm-spec-lint: {error}", file=sys.stderr)
+    raise SystemExit(2)
+
+
+def _undecodable(path: Path) -> str | None:
+    """Why the file at ``path`` cannot be decoded as Python reads it, or
+    None. flake8 falls back to Latin-1 where the file's encoding fails, so
+    the lines it hands over decode whatever the bytes; ``check`` reports such
+    a file as VSL900, and so must this face. Read only for files that name
+    an anchor (standard input is not read again)."""
+    from vllm_spec_lint.edges.files import decode_source, read_source
+
+    try:
+        decode_source(read_source(path))
+    except OSError:
+        return None  # standard input, or gone: flake8 reported what it read
+    except (SyntaxError, UnicodeDecodeError) as e:
+        return f"cannot decode: {e}"
+    return None
 
 
 class Flake8Plugin:
@@ -71,7 +96,7 @@ class Flake8Plugin:
         try:
             config = parse_settings(raw, "flake8 options", Path.cwd())
         except ConfigError as e:
-            raise SystemExit(f"vllm-spec-lint: {e}") from None
+            _refuse(e)
         if config.vllm_source is not None:
             from vllm_spec_lint.edges.hierarchy_sources import (
                 HierarchyError,
@@ -82,7 +107,7 @@ class Flake8Plugin:
             try:  # a source that cannot be used stops the run, as in the CLI
                 load_hierarchy([], [], config, warnings)
             except HierarchyError as e:
-                raise SystemExit(f"vllm-spec-lint: {e}") from None
+                _refuse(e)
             for warning in warnings:  # a broken module: the defaults stand in
                 print(f"vllm-spec-lint: warning: {warning}", file=sys.stderr)
         # flake8 selects codes itself; the defaults let every rule run.
@@ -94,6 +119,10 @@ class Flake8Plugin:
         hierarchy = _hierarchy_near(path.absolute().parent, self.config)
         # flake8 decoded the file, so the text has no lone surrogates.
         if not might_have_findings(source.encode("utf-8"), self.config, hierarchy):
+            return
+        undecodable = _undecodable(path)
+        if undecodable is not None:
+            yield 1, 0, f"{PARSE_ERROR_CODE} {undecodable}", type(self)
             return
         from vllm_spec_lint.core.analysis import analyze_source
         from vllm_spec_lint.edges.discovery import module_name_for
