@@ -490,3 +490,55 @@ def test_flake8_with_a_vllm_source_that_is_not_there_exits_2(tmp_path):
         f"vllm-spec-lint: {missing}: no vllm/v1/kv_cache_interface.py there "
         "(expected a vLLM checkout or a site-packages folder)\n"
     )
+
+
+# -- --explain-suppressions accounts for every site --strict adds ------------------
+
+SHARED_WINDOW = """\
+from vllm.v1.kv_cache_interface import SlidingWindowSpec
+
+
+def window_of(spec):
+    if isinstance(spec, SlidingWindowSpec):
+        return spec.sliding_window
+    return 0
+"""
+
+
+@pytest.mark.fast
+def test_a_shared_vsl007_site_is_explained_in_a_file_naming_only_the_parent(tmp_path):
+    (tmp_path / "window.py").write_text(SHARED_WINDOW)
+    args = ("check", "--output-format", "concise", "--no-cache", "-q", ".")
+    strict = run_cli(*args, "--strict", cwd=tmp_path)
+    assert strict.stdout == (
+        "window.py:5:25: VSL007 isinstance() check against SlidingWindowSpec also "
+        "admits SlidingWindowMLASpec, which has MLAAttentionSpec's layout [strict; "
+        "shared: the test does not reject the class; SlidingWindowMLASpec shares "
+        "what it is about here]\n"
+    )
+    explained = run_cli(*args, "--explain-suppressions", cwd=tmp_path)
+    assert explained.returncode == 0
+    assert explained.stdout == (
+        "window.py:5:25: VSL007 not reported: shared: the test does not reject "
+        "the class; SlidingWindowMLASpec shares what it is about here\n"
+    )
+
+
+def _sites(text: str) -> set[str]:
+    return {" ".join(line.split(" ", 2)[:2]) for line in text.splitlines()}
+
+
+@pytest.mark.release
+def test_every_site_strict_adds_on_a_release_is_explained():
+    from tests.conftest import fetch_release
+
+    tree = fetch_release("vllm", "0.34.0")
+    args = ("check", "--output-format", "concise", "--no-cache", "-q", ".")
+    default = _sites(run_cli(*args, cwd=tree).stdout)
+    strict = _sites(run_cli(*args, "--strict", cwd=tree).stdout)
+    explained_out = run_cli(*args, "--explain-suppressions", cwd=tree).stdout
+    explained = _sites(
+        "\n".join(line for line in explained_out.splitlines() if "not reported" in line)
+    )
+    assert len(strict - default) >= 38
+    assert explained == strict - default

@@ -72,6 +72,9 @@ class Config:
     line_length: int = 88
     families: tuple[Family, ...] = DEFAULT_FAMILIES
     strict: bool = False
+    # Find every site the default mode leaves out, with its reason, as strict
+    # does, but keep them apart (--explain-suppressions).
+    explain_suppressed: bool = False
     # Structural twins of the spec classes join the families (model/twins.py).
     discover_families: bool = False
     # Where vLLM's family modules are read from, before anything else.

@@ -109,7 +109,7 @@ class Screen:
             parent_companions=frozenset(
                 (short_name(p), short_name(c)) for p, c, _ in swept
             ),
-            strict=config.strict,
+            strict=config.strict or config.explain_suppressed,
             anchors=frozenset(short_name(a) for a, _ in families),
             class_names=frozenset(short_name(c) for c in hierarchy.classes())
             | {m for f in config.families for m in f.members},

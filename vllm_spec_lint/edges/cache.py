@@ -35,6 +35,7 @@ def fingerprint(config: Config, hierarchy: ClassHierarchy) -> str:
         config.per_file_ignores,
         config.families,
         config.strict,
+        config.explain_suppressed,
         KNOWN_CODES,  # a new rule: cached results are stale
         # A finding's fix is cached with its applicability.
         config.extend_safe_fixes,

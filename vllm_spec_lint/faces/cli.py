@@ -443,6 +443,8 @@ def _config_for(args: argparse.Namespace) -> Config:
         changes["respect_gitignore"] = False
     if getattr(args, "strict", False):
         changes["strict"] = True
+    if getattr(args, "explain_suppressions", False):
+        changes["explain_suppressed"] = True
     if getattr(args, "discover_families", False):
         changes["discover_families"] = True
     if getattr(args, "vllm_source", None) is not None:
