@@ -103,7 +103,8 @@ def formatter_for(path: str, line_length: int, setting: str = "auto"):
 
 def missing_warning(kind: str) -> str:
     if kind == "ruff":
-        hint = "pip install 'vllm-spec-lint[format]'"
+        # A dependency of ours: it was removed from the environment since.
+        hint = "pip install ruff"
     else:
         hint = f"the project formats with {kind}; pip install {kind}"
     return f"{kind} is not installed: fixes are applied without formatting ({hint})"
