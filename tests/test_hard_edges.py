@@ -5,6 +5,7 @@ Each test is one such input, run as the user ran it."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -542,3 +543,51 @@ def test_every_site_strict_adds_on_a_release_is_explained():
     )
     assert len(strict - default) >= 38
     assert explained == strict - default
+
+
+# -- every pin in the docs resolves here, to a commit that installs as today ---------
+
+PIN = re.compile(r"(?:rev: |@ git\+https://\S+@)([0-9a-f]{40})\b")
+DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+
+
+def _git(*args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=REPO, capture_output=True, text=True, check=True
+    ).stdout
+
+
+def test_every_pin_in_the_docs_is_a_commit_here_with_todays_hooks_and_dependencies():
+    if shutil.which("git") is None or not (REPO / ".git").exists():
+        pytest.skip("not a git checkout")
+    if _git("rev-parse", "--is-shallow-repository").strip() == "true":
+        pytest.skip("a shallow clone holds no history to resolve pins in")
+    pins = {
+        (doc.relative_to(REPO).as_posix(), pin)
+        for doc in DOCS
+        for pin in PIN.findall(doc.read_text())
+    }
+    assert {doc for doc, _ in pins} >= {"README.md", "docs/usage.md"}
+    hooks = (REPO / ".pre-commit-hooks.yaml").read_text()
+    dependencies = _dependencies((REPO / "pyproject.toml").read_text())
+    for doc, pin in sorted(pins):
+        assert _git("cat-file", "-t", pin).strip() == "commit", (doc, pin)
+        assert _git("show", f"{pin}:.pre-commit-hooks.yaml") == hooks, (doc, pin)
+        at_pin = _dependencies(_git("show", f"{pin}:pyproject.toml"))
+        assert at_pin == dependencies, (doc, pin)
+
+
+def _dependencies(pyproject: str) -> list[str]:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+
+    return tomllib.loads(pyproject)["project"]["dependencies"]
+
+
+def test_no_doc_tells_to_install_a_release_that_is_not_published():
+    for doc in DOCS:
+        text = doc.read_text()
+        assert "pip install vllm-spec-lint" not in text, doc
+        assert not re.search(r"rev: v\d", text), doc
