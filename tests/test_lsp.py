@@ -296,6 +296,33 @@ async def test_hover_shows_where_the_classes_sit(client, project):
     assert nothing is None
 
 
+@pytest.mark.parametrize("name", ["worker.py", "missing.py"])
+async def test_requests_on_a_document_never_opened_answer_nothing(
+    client, project, name
+):
+    """A client may ask about a file it has not opened (one on disk, one
+    that does not exist): no buffer, so no answer, and no error."""
+    (project / "worker.py").write_text(WORKER)
+    uri = (project / name).as_uri()
+    position = types.Position(line=4, character=50)
+    hover = await client.text_document_hover_async(
+        types.HoverParams(types.TextDocumentIdentifier(uri), position)
+    )
+    assert hover is None
+    actions = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri),
+            range=types.Range(position, position),
+            context=types.CodeActionContext(diagnostics=[]),
+        )
+    )
+    assert not actions  # no action: [] or null, as the client decodes it
+    report = await client.text_document_diagnostic_async(
+        types.DocumentDiagnosticParams(types.TextDocumentIdentifier(uri))
+    )
+    assert list(report.items) == []
+
+
 async def test_positions_are_utf16(client, project):
     uri = (project / "worker.py").as_uri()
     # Two characters before the check that are two UTF-16 units each.

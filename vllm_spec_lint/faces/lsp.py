@@ -86,7 +86,11 @@ class SpecLintServer(LanguageServer):
     # -- checking a document -------------------------------------------------------
 
     def check(self, uri: str) -> Checked | None:
-        """The document's findings, computed from its buffer now."""
+        """The document's findings, computed from its buffer now; None for a
+        document the client has not opened (there is no buffer to check, and
+        a request may name a file that does not exist)."""
+        if uri not in self.workspace.text_documents:
+            return None
         document = self.workspace.get_text_document(uri)
         checked = self.check_text(document.path, document.version, document.source)
         if checked is not None:
@@ -99,6 +103,8 @@ class SpecLintServer(LanguageServer):
         can come before the check of the latest change is done, and edits
         made for older text would land on the wrong lines)."""
         checked = self.checked.get(uri)
+        if uri not in self.workspace.text_documents:
+            return None
         version = self.workspace.get_text_document(uri).version
         if checked is not None and checked.version == version:
             return checked
