@@ -354,8 +354,8 @@ def test_nixl_codemod_cli_reports_unreadable_and_unwritable_workers_and_goes_on(
     assert out.stderr.splitlines() == [
         f"error: {missing}: no NIXL worker there (looked for {missing / NIXL_WORKER})",
         f"error: {absent}: cannot read the NIXL worker: No such file or directory",
-        f"error: {undecodable}: cannot read the NIXL worker: invalid or missing "
-        "encoding declaration",
+        f"error: {undecodable}: cannot read the NIXL worker: 'utf-8' codec can't "
+        "decode byte 0xff in position 19: invalid start byte",
         f"error: {readonly}: not written: the file is read-only",
         f"{good}: applied",
     ]
@@ -368,7 +368,10 @@ def test_nixl_codemod_cli_reports_unreadable_and_unwritable_workers_and_goes_on(
     [
         ("absent", "No such file or directory"),
         ("pipe", "not a regular file: {path}"),
-        ("undecodable", "invalid or missing encoding declaration"),
+        (
+            "undecodable",
+            "'utf-8' codec can't decode byte 0xff in position 19: invalid start byte",
+        ),
     ],
 )
 def test_a_nixl_worker_that_cannot_be_read_alone_exits_2(tmp_path, kind, reason):

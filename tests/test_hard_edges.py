@@ -591,3 +591,50 @@ def test_no_doc_tells_to_install_a_release_that_is_not_published():
         text = doc.read_text()
         assert "pip install vllm-spec-lint" not in text, doc
         assert not re.search(r"rev: v\d", text), doc
+
+
+# -- what is no Python text at all is VSL900, whatever it names ----------------------
+
+# Bytes as a binary file holds them (a compiled module, an image), fixed here.
+BINARY = bytes(range(256)) * 4
+
+
+@pytest.mark.fast
+def test_a_binary_file_named_py_is_vsl900_not_a_pass(tmp_path):
+    (tmp_path / "blob.py").write_bytes(BINARY)
+    out = run_cli(
+        "check", "--output-format", "concise", "--no-cache", ".", cwd=tmp_path
+    )
+    assert out.returncode == 1
+    assert out.stdout.splitlines()[0] == (
+        "blob.py:1:1: VSL900 cannot parse: source code string cannot contain null bytes"
+    )
+    assert "All checks passed!" not in out.stdout
+
+
+@pytest.mark.fast
+def test_bytes_on_stdin_that_are_no_text_are_vsl900(tmp_path):
+    out = subprocess.run(
+        [sys.executable, "-m", "vllm_spec_lint", "check", "--output-format",
+         "concise", "-q", "--stdin-filename", "piped.py"],
+        input=bytes(range(128, 256)), capture_output=True, cwd=tmp_path,
+    )  # fmt: skip
+    assert out.returncode == 1
+    assert out.stdout.decode() == (
+        "piped.py:1:1: VSL900 cannot decode: 'utf-8' codec can't decode byte 0x80 "
+        "in position 0: invalid start byte\n"
+    )
+
+
+@pytest.mark.fast
+def test_a_text_file_with_another_encodings_bytes_is_vsl900_without_an_anchor(tmp_path):
+    (tmp_path / "latin.py").write_bytes(b"name = 'caf\xe9'\n")
+    (tmp_path / "declared.py").write_bytes(
+        b"# -*- coding: latin-1 -*-\nname = 'caf\xe9'\n"
+    )
+    out = run_cli("check", "--output-format", "concise", "--no-cache", "-q", ".",
+                  cwd=tmp_path)  # fmt: skip
+    assert out.stdout == (
+        "latin.py:1:1: VSL900 cannot decode: 'utf-8' codec can't decode byte 0xe9 "
+        "in position 11: invalid continuation byte\n"
+    )

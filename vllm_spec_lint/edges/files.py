@@ -39,7 +39,13 @@ def decode_source(source: bytes) -> tuple[str, str]:
     import io
     import tokenize
 
-    encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
+    except SyntaxError:
+        # "invalid or missing encoding declaration": the first lines are not
+        # UTF-8 and no cookie says otherwise; UTF-8's own error says where.
+        source.decode("utf-8")
+        raise
     return source.decode(encoding), encoding
 
 

@@ -108,8 +108,12 @@ def _read(
 def _screen(
     name: str, source: bytes, config: Config, hierarchy: ClassHierarchy
 ) -> FileResult | bytes:
-    """The bytes when they need analysing, else the result already: none for
+    """The bytes when they need analysing, else the result already: VSL900
+    for bytes that are no Python source text at all (any file), none for
     bytes that name no anchor, VSL900 for bytes over the size limit."""
+    not_text = _not_source_text(source)
+    if not_text is not None:
+        return FileResult(name, [parse_error(name, not_text)])
     if not might_have_findings(source, config, hierarchy):
         return FileResult(name, [])
     if len(source) > config.max_file_size_mb * 2**20:
@@ -120,6 +124,22 @@ def _screen(
         )
         return FileResult(name, [parse_error(name, message)])
     return source
+
+
+def _not_source_text(source: bytes) -> str | None:
+    """Why ``source`` cannot be a Python file whatever it names (a NUL byte,
+    bytes its encoding cannot decode), or None. Every file is asked, not only
+    those that name an anchor (a binary file named ``.py`` must not pass as
+    checked); ASCII text, nearly every file, costs one scan."""
+    if b"\0" in source:
+        return "cannot parse: source code string cannot contain null bytes"
+    if source.isascii():
+        return None
+    try:
+        decode_source(source)
+    except (SyntaxError, UnicodeDecodeError) as e:
+        return f"cannot decode: {e}"
+    return None
 
 
 def analyze_file(

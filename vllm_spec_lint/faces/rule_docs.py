@@ -35,11 +35,13 @@ PARSE_ERROR_DOC = RuleDoc(
     inspect.cleandoc(
         """
         Reported for a Python file that cannot be read (missing, unreadable,
-        not a regular file), decoded (invalid UTF-8, unknown PEP 263 encoding)
-        or parsed. The finding gives the reason and, for syntax errors, the
-        position; the run goes on with the other files. Files that never
-        mention an anchor class are not parsed, so their syntax errors are not
-        reported: this is not a syntax checker.
+        not a regular file, a dangling or looping link), decoded (invalid
+        UTF-8, unknown PEP 263 encoding, a NUL byte) or parsed. The finding
+        gives the reason and, for syntax errors, the position; the run goes on
+        with the other files. Every file is read and decoded; only files that
+        mention an anchor class (or a companion's own parent) are parsed, so
+        syntax errors elsewhere are not reported: this is not a syntax
+        checker.
 
         Also reported where a statement the rules must read is nested too
         deeply for libcst ("cannot parse: nested too deeply" at its row: more
