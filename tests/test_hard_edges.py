@@ -638,3 +638,53 @@ def test_a_text_file_with_another_encodings_bytes_is_vsl900_without_an_anchor(tm
         "latin.py:1:1: VSL900 cannot decode: 'utf-8' codec can't decode byte 0xe9 "
         "in position 11: invalid continuation byte\n"
     )
+
+
+# -- libcst's runner, as docs/fixing.md says to call it -------------------------------
+
+
+def test_the_libcst_runner_lines_in_the_docs_work_in_a_tree_without_its_settings(
+    examples,
+):
+    """Each line of the docs' block, as written (PATH the file to fix), in a
+    copy of the examples that has no .libcst.codemod.yaml."""
+    text = (REPO / "docs" / "fixing.md").read_text()
+    after = text[text.index("libcst's own runner") :]
+    block = re.search(r"```sh\n(.*?)```", after, re.S).group(1)
+    lines = block.splitlines()
+    assert [line.split()[-2].rpartition(".")[2] for line in lines] == [
+        "AddSlidingWindowMLA",
+        "NixlMlaRegion",
+    ]
+    assert not (examples / ".libcst.codemod.yaml").exists()
+    worker = examples / "vllm/distributed/kv_transfer/kv_connector/v1/nixl/base_worker.py"
+    path = os.pathsep.join([os.path.dirname(sys.executable), os.environ["PATH"]])
+    for line in lines:
+        before = worker.read_text()
+        out = subprocess.run(
+            line.replace(" PATH", f" {worker}"), shell=True, cwd=examples,
+            capture_output=True, text=True, env={**os.environ, "PATH": path},
+        )  # fmt: skip
+        assert out.returncode == 0, out.stderr
+        assert "Could not find" not in out.stderr
+        assert " - Transformed 1 files successfully." in out.stderr
+        assert worker.read_text() != before
+        shutil.copy(REPO / "examples" / worker.relative_to(examples), worker)
+
+
+# -- docs/precision.md's counts are today's ---------------------------------------------
+
+
+@pytest.mark.release
+def test_the_precision_pages_counts_are_what_check_finds_on_each_release():
+    from scripts import precision_counts
+    from tests.conftest import fetch_release
+
+    rows = {
+        version: precision_counts.counts(fetch_release("vllm", version))
+        for version in precision_counts.VERSIONS
+    }
+    page = precision_counts.page_table(precision_counts.PAGE.read_text())
+    assert page == precision_counts.table(rows), (
+        "docs/precision.md is stale: run scripts/precision_counts.py"
+    )

@@ -552,7 +552,12 @@ def _run(
 
 
 def _format_findings(
-    args: argparse.Namespace, findings, *, unsafe: bool, stdin: bytes | None = None
+    args: argparse.Namespace,
+    findings,
+    config: Config,
+    *,
+    unsafe: bool,
+    stdin: bytes | None = None,
 ) -> str:
     from vllm_spec_lint.faces import report
 
@@ -560,16 +565,22 @@ def _format_findings(
         if args.output_format == "json":
             return report.format_statistics_json(findings, unsafe=unsafe)
         return report.format_statistics(findings, unsafe=unsafe)
-    if args.output_format == "json":
-        return report.format_json(findings)
     if args.output_format == "github":
         return report.format_github(findings)
-    if args.output_format == "sarif":
-        return report.format_sarif(findings)
     if args.output_format == "concise":
         return report.format_concise(findings, unsafe=unsafe)
+    # The formats that show fixes show them as fix lays them out.
+    from vllm_spec_lint.edges.previews import laid_out
+
+    sources = _sources_of(findings, stdin)
+    start = Path(args.stdin_filename or ".") if stdin is not None else args.paths[0]
+    findings = laid_out(findings, sources, config, start)
+    if args.output_format == "json":
+        return report.format_json(findings)
+    if args.output_format == "sarif":
+        return report.format_sarif(findings)
     # full (``text`` is its old name, as in ruff)
-    return report.format_full(findings, _sources_of(findings, stdin), unsafe=unsafe)
+    return report.format_full(findings, sources, unsafe=unsafe)
 
 
 def _sources_of(findings, stdin: bytes | None) -> dict[str, str]:
@@ -627,11 +638,11 @@ def command_check(args: argparse.Namespace, config: Config) -> int:
         return EXIT_CLEAN
     if args.baseline:
         try:
-            checked = (
+            looked_at = (
                 [Path(args.stdin_filename or "-")] if stdin is not None else args.paths
             )
             findings, stale = baseline.split_by_baseline(
-                findings, args.baseline, checked
+                findings, args.baseline, looked_at
             )
         except baseline.BaselineError as e:
             print(f"error: {e}", file=sys.stderr)
@@ -644,7 +655,9 @@ def command_check(args: argparse.Namespace, config: Config) -> int:
                 )
     if args.explain_suppressions:
         out.report(report.format_suppressions(checked.suppressed))
-    out.report(_format_findings(args, findings, unsafe=args.unsafe_fixes, stdin=stdin))
+    out.report(
+        _format_findings(args, findings, config, unsafe=args.unsafe_fixes, stdin=stdin)
+    )
     if args.output_format in ("full", "text", "concise"):
         if args.show_fixes:
             shown = report.fixable_codes(
@@ -740,7 +753,9 @@ def command_fix(args: argparse.Namespace, config: Config) -> int:
         if stdin is not None:
             _write_fixed_stdin(fixed.results, stdin)
         out.report(
-            _format_findings(args, remaining, unsafe=args.unsafe_fixes, stdin=stdin)
+            _format_findings(
+                args, remaining, config, unsafe=args.unsafe_fixes, stdin=stdin
+            )
         )
         if args.output_format in ("full", "text", "concise"):
             if args.show_fixes:

@@ -1,9 +1,11 @@
 """Codemods, for ``vllm-spec-lint codemod NAME`` and for libcst's own runner::
 
-    python -m libcst.tool codemod --no-format codemods.AddSlidingWindowMLA PATH
-    python -m libcst.tool codemod --no-format codemods.NixlMlaRegion PATH
+    python -m libcst.tool codemod -x --no-format \\
+        vllm_spec_lint.faces.codemods.AddSlidingWindowMLA PATH
+    python -m libcst.tool codemod -x --no-format \\
+        vllm_spec_lint.faces.codemods.NixlMlaRegion PATH
 
-(with ``modules: ['vllm_spec_lint.faces']`` in ``.libcst.codemod.yaml``). Both faces
+(``-x``: named in full, no ``.libcst.codemod.yaml`` needed). Both faces
 call the same fix engine as ``vllm-spec-lint fix``; ``--no-format`` because the
 codemods lay out what they change themselves, with ruff's range formatting,
 and nothing else in the file may move.
