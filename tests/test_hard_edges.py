@@ -688,3 +688,98 @@ def test_the_precision_pages_counts_are_what_check_finds_on_each_release():
     assert page == precision_counts.table(rows), (
         "docs/precision.md is stale: run scripts/precision_counts.py"
     )
+
+
+# -- what check shows of a fix is what fix writes --------------------------------------
+
+LONG_LINE = """\
+from vllm.v1.kv_cache_interface import MLAAttentionSpec
+
+
+def register(layer_specs):
+    for layer_spec in layer_specs:
+        is_mla_region_for_this_layer = isinstance(layer_spec, MLAAttentionSpec)
+        print(is_mla_region_for_this_layer)
+"""
+LONG_LINE_FIXED = """\
+from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowMLASpec
+
+
+def register(layer_specs):
+    for layer_spec in layer_specs:
+        is_mla_region_for_this_layer = isinstance(
+            layer_spec, (MLAAttentionSpec, SlidingWindowMLASpec)
+        )
+        print(is_mla_region_for_this_layer)
+"""
+
+
+def _applied(text: str, edits: list[dict]) -> str:
+    """JSON edits applied as a client applies them: by (row, column)."""
+    lines = text.splitlines(keepends=True)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+
+    def offset(position):
+        return starts[position["row"] - 1] + position["column"] - 1
+
+    for edit in sorted(edits, key=lambda e: offset(e["location"]), reverse=True):
+        start, end = offset(edit["location"]), offset(edit["end_location"])
+        text = text[:start] + edit["content"] + text[end:]
+    return text
+
+
+def test_fix_writes_the_wrapped_statement(tmp_path):
+    (tmp_path / "w.py").write_text(LONG_LINE)
+    run_cli("fix", "--unsafe-fixes", "--no-cache", "-q", "w.py", cwd=tmp_path)
+    assert (tmp_path / "w.py").read_text() == LONG_LINE_FIXED
+
+
+def test_json_edits_of_a_check_give_what_fix_writes(tmp_path):
+    import json
+
+    (tmp_path / "w.py").write_text(LONG_LINE)
+    out = run_cli("check", "--output-format", "json", "--no-cache", "w.py", cwd=tmp_path)
+    [finding] = json.loads(out.stdout)
+    assert _applied(LONG_LINE, finding["fix"]["edits"]) == LONG_LINE_FIXED
+
+
+def test_the_full_reports_preview_shows_the_wrapped_lines(tmp_path):
+    (tmp_path / "w.py").write_text(LONG_LINE)
+    out = run_cli("check", "--no-cache", "w.py", cwd=tmp_path)
+    preview = out.stdout[out.stdout.index("help: ") :].split("note: ")[0]
+    assert preview == (
+        "help: Add SlidingWindowMLASpec\n"
+        "  |\n"
+        "  - from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
+        "1 + from vllm.v1.kv_cache_interface import MLAAttentionSpec, "
+        "SlidingWindowMLASpec\n"
+        "2 |\n"
+        "  ...\n"
+        "5 |     for layer_spec in layer_specs:\n"
+        "  -         is_mla_region_for_this_layer = isinstance(layer_spec, "
+        "MLAAttentionSpec)\n"
+        "6 +         is_mla_region_for_this_layer = isinstance(\n"
+        "7 +             layer_spec, (MLAAttentionSpec, SlidingWindowMLASpec)\n"
+        "8 +         )\n"
+        "9 |         print(is_mla_region_for_this_layer)\n"
+        "  |\n"
+    )
+
+
+def test_two_findings_in_a_file_each_preview_their_own_statement(tmp_path):
+    import json
+
+    text = LONG_LINE + (
+        "\n\ndef other(spec):\n"
+        "    return isinstance(spec, MLAAttentionSpec)\n"
+    )
+    (tmp_path / "w.py").write_text(text)
+    out = run_cli("check", "--output-format", "json", "--no-cache", "w.py", cwd=tmp_path)
+    first, second = json.loads(out.stdout)
+    assert [e["location"]["row"] for e in first["fix"]["edits"]] == [1, 6]
+    assert [e["location"]["row"] for e in second["fix"]["edits"]] == [1, 11]
+    assert second["fix"]["edits"][1]["content"] == (
+        "    return isinstance(spec, (MLAAttentionSpec, SlidingWindowMLASpec))\n"
+    )
