@@ -55,3 +55,17 @@ def test_nox_runs_every_supported_version():
 def test_ci_runs_the_fast_sessions_and_the_package_check():
     ci = (REPO / ".ci" / "run").read_text()
     assert "nox" in ci and "fast-" in ci and "package" in ci
+
+
+def test_a_plain_install_brings_the_formatter_fixes_are_laid_out_with():
+    """ruff is a dependency, not an extra: `pip install .` alone lays out
+    fixes (nox's package session runs fix with the wheel alone and checks
+    the lines)."""
+    from importlib.metadata import requires
+
+    from packaging.requirements import Requirement
+
+    installed = [Requirement(r) for r in requires("vllm-spec-lint")]
+    plain = [r.name for r in installed if r.marker is None]
+    assert "ruff" in plain
+    assert "ruff" in [Requirement(r).name for r in _project()["dependencies"]]
