@@ -16,6 +16,7 @@ may skip); any other failure is :class:`FetchError`.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -68,18 +69,33 @@ def fetch_sources(requirement: str) -> Path:
     dest = cache_folder() / f"{name}-{version}"
     if (dest / ".complete").is_file():
         return dest
-    with tempfile.TemporaryDirectory(prefix="vsl-fetch-") as tmp:
-        archive = _download(name, version, Path(tmp))
-        partial = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=_parent(dest)))
-        try:
-            _unpack(archive, partial)
-            (partial / ".complete").touch()
-            if dest.exists():  # a half-unpacked folder from an earlier run
-                shutil.rmtree(dest)
-            os.replace(partial, dest)
-        finally:
-            shutil.rmtree(partial, ignore_errors=True)
+    # One fetch of a release at a time: a second test run (another nox
+    # session, a developer's run beside CI's) waits and takes the first's
+    # folder, instead of replacing it while the first run's tests read it.
+    with _locked(_parent(dest) / f".{dest.name}.lock"):
+        if (dest / ".complete").is_file():
+            return dest
+        with tempfile.TemporaryDirectory(prefix="vsl-fetch-") as tmp:
+            archive = _download(name, version, Path(tmp))
+            partial = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=dest.parent))
+            try:
+                _unpack(archive, partial)
+                (partial / ".complete").touch()
+                if dest.exists():  # a half-unpacked folder from a run that died
+                    shutil.rmtree(dest)
+                os.replace(partial, dest)
+            finally:
+                shutil.rmtree(partial, ignore_errors=True)
     return dest
+
+
+@contextlib.contextmanager
+def _locked(path: Path):
+    import fcntl
+
+    with open(path, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
 
 
 def _parent(dest: Path) -> Path:

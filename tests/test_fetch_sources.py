@@ -138,3 +138,44 @@ def test_an_sdist_drops_its_top_folder(tmp_path):
         })
     )  # fmt: skip
     assert _unpacked(sdist) == ["pkg/spec.py", "setup.py"]
+
+
+def test_two_fetches_of_one_release_at_once_download_it_once(tmp_path, monkeypatch):
+    """A second fetch that starts while the first is downloading waits for
+    it and takes its folder (it used to unpack its own and replace the
+    first's folder while the first run's tests were reading it)."""
+    import threading
+
+    wheel = tmp_path / "pkg-1.0-py3-none-any.whl"
+    wheel.write_bytes(_zip({"pkg/spec.py": b"x = 1\n"}))
+    monkeypatch.setenv("VSL_SOURCES", str(tmp_path / "cache"))
+    downloading, go = threading.Event(), threading.Event()
+    downloads = []
+
+    def download(name, version, folder):
+        downloads.append(version)
+        if len(downloads) == 1:
+            downloading.set()
+            go.wait(timeout=60)
+        return wheel
+
+    monkeypatch.setattr(fs, "_download", download)
+    results = []
+
+    def fetch():
+        results.append(fs.fetch_sources("pkg==1.0"))
+
+    first = threading.Thread(target=fetch)
+    first.start()
+    assert downloading.wait(timeout=60)
+    second = threading.Thread(target=fetch)
+    second.start()
+    second.join(timeout=0.5)  # it waits for the first: its lock is held
+    assert second.is_alive() and downloads == ["1.0"]
+    go.set()
+    first.join(timeout=60)
+    second.join(timeout=60)
+    dest = tmp_path / "cache" / "pkg-1.0"
+    assert results == [dest, dest]
+    assert downloads == ["1.0"]
+    assert (dest / "pkg" / "spec.py").read_bytes() == b"x = 1\n"
