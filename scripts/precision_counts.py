@@ -51,7 +51,9 @@ def table(rows: dict[str, tuple[int, Counter]]) -> str:
     for version, (reported, left_out) in rows.items():
         unknown = set(left_out) - set(REASONS)
         if unknown:
-            raise RuntimeError(f"{version}: reasons the table has no column for: {unknown}")
+            raise RuntimeError(
+                f"{version}: reasons the table has no column for: {unknown}"
+            )
         strict = reported + sum(left_out.values())
         split = " / ".join(str(left_out[r]) for r in REASONS)
         lines.append(f"| {version} | {strict} | {reported} | {split} |")

@@ -657,7 +657,9 @@ def test_the_libcst_runner_lines_in_the_docs_work_in_a_tree_without_its_settings
         "NixlMlaRegion",
     ]
     assert not (examples / ".libcst.codemod.yaml").exists()
-    worker = examples / "vllm/distributed/kv_transfer/kv_connector/v1/nixl/base_worker.py"
+    worker = (
+        examples / "vllm/distributed/kv_transfer/kv_connector/v1/nixl/base_worker.py"
+    )
     path = os.pathsep.join([os.path.dirname(sys.executable), os.environ["PATH"]])
     for line in lines:
         before = worker.read_text()
@@ -740,7 +742,9 @@ def test_json_edits_of_a_check_give_what_fix_writes(tmp_path):
     import json
 
     (tmp_path / "w.py").write_text(LONG_LINE)
-    out = run_cli("check", "--output-format", "json", "--no-cache", "w.py", cwd=tmp_path)
+    out = run_cli(
+        "check", "--output-format", "json", "--no-cache", "w.py", cwd=tmp_path
+    )
     [finding] = json.loads(out.stdout)
     assert _applied(LONG_LINE, finding["fix"]["edits"]) == LONG_LINE_FIXED
 
@@ -772,11 +776,12 @@ def test_two_findings_in_a_file_each_preview_their_own_statement(tmp_path):
     import json
 
     text = LONG_LINE + (
-        "\n\ndef other(spec):\n"
-        "    return isinstance(spec, MLAAttentionSpec)\n"
+        "\n\ndef other(spec):\n    return isinstance(spec, MLAAttentionSpec)\n"
     )
     (tmp_path / "w.py").write_text(text)
-    out = run_cli("check", "--output-format", "json", "--no-cache", "w.py", cwd=tmp_path)
+    out = run_cli(
+        "check", "--output-format", "json", "--no-cache", "w.py", cwd=tmp_path
+    )
     first, second = json.loads(out.stdout)
     assert [e["location"]["row"] for e in first["fix"]["edits"]] == [1, 6]
     assert [e["location"]["row"] for e in second["fix"]["edits"]] == [1, 11]

@@ -152,7 +152,9 @@ def test_bad_settings_are_one_diagnostic_at_the_top_and_defaults_apply(project):
 
 
 def test_a_bad_exclude_pattern_is_a_settings_diagnostic_and_defaults_apply(project):
-    (project / "pyproject.toml").write_text('[tool.vllm-spec-lint]\nexclude = ["[z-a]"]\n')
+    (project / "pyproject.toml").write_text(
+        '[tool.vllm-spec-lint]\nexclude = ["[z-a]"]\n'
+    )
     server = initialized_server(project)
     uri = opened(server, project / "worker.py", WORKER)
     settings, finding = server.diagnostics(uri, server.check(uri))
@@ -794,3 +796,17 @@ def test_minimal_edits_replace_the_changed_run_of_lines(project, before, after, 
             new_text=text,
         )
     ]
+
+
+def test_a_shared_vsl007_site_offers_only_to_keep_it(project):
+    """strict reports the site with its `shared:` reason; the rule itself
+    says excluding the companion would be wrong, so no quick fix does."""
+    from tests.test_vsl007 import SHARED_SITE
+
+    (project / "pyproject.toml").write_text("[tool.vllm-spec-lint]\nstrict = true\n")
+    server = initialized_server(project)
+    uri = opened(server, project / "window.py", SHARED_SITE)
+    [diagnostic] = server.diagnostics(uri, server.check(uri))
+    assert diagnostic.code == "VSL007"
+    actions = code_actions(server, uri, diagnostic.range, [diagnostic])
+    assert [a.title for a in actions] == ["Keep: add `# noqa: VSL007`"]

@@ -909,3 +909,43 @@ def test_a_case_counts_what_every_earlier_case_took(cases, reported):
     assert [(row, column) for row, column, *_ in _vsl007_said(body, strict=True)] == (
         reported
     )
+
+
+# -- a shared site carries no fix: the rule itself says excluding is wrong -------------
+
+SHARED_SITE = """\
+from vllm.v1.kv_cache_interface import SlidingWindowSpec
+
+
+def window_of(spec):
+    if isinstance(spec, SlidingWindowSpec):
+        return spec.sliding_window
+    return 0
+"""
+
+
+def test_strict_unsafe_fix_leaves_a_file_of_shared_sites_byte_identical(tmp_path):
+    (tmp_path / "window.py").write_text(SHARED_SITE)
+    out = run_cli(
+        "fix", "--strict", "--unsafe-fixes", "--output-format", "concise",
+        "--no-cache", ".", cwd=tmp_path,
+    )  # fmt: skip
+    assert out.returncode == 1  # strict still reports it
+    assert out.stdout.startswith("window.py:5:25: VSL007 isinstance() check ")
+    assert "[*]" not in out.stdout
+    assert (tmp_path / "window.py").read_text() == SHARED_SITE
+
+
+def test_a_shared_site_has_no_fix_in_json_and_a_rejecting_one_has(tmp_path):
+    rejecting = SHARED_SITE.replace("return spec.sliding_window", "raise ValueError")
+    (tmp_path / "shared.py").write_text(SHARED_SITE)
+    (tmp_path / "rejecting.py").write_text(rejecting)
+    out = run_cli(
+        "check", "--strict", "--output-format", "json", "--no-cache", ".",
+        cwd=tmp_path,
+    )  # fmt: skip
+    by_file = {f["filename"].rpartition("/")[2]: f for f in json.loads(out.stdout)}
+    assert by_file["shared.py"]["suppressed_by"].startswith("shared: ")
+    assert by_file["shared.py"]["fix"] is None
+    assert by_file["rejecting.py"]["suppressed_by"] is None
+    assert by_file["rejecting.py"]["fix"]["message"] == ("Exclude SlidingWindowMLASpec")

@@ -15,6 +15,18 @@ from vllm_spec_lint.rules.vsl003_match_class import (
 )
 
 
+SHARED = "shared: "
+
+
+def _shared(what: str, companion: str) -> str:
+    """The reason a site is quiet when ``what`` it tests is shared by the
+    companion (it does not reject the class)."""
+    return (
+        f"{SHARED}{what} does not reject the class; "
+        f"{short_name(companion)} shares what it is about here"
+    )
+
+
 class ParentSweepsInCompanion(Rule):
     """
     Finds class tests against ``SlidingWindowSpec`` that sweep
@@ -71,7 +83,10 @@ class ParentSweepsInCompanion(Rule):
     SlidingWindowMLASpec))``, importing it where ``SlidingWindowSpec`` comes
     from. Tests through the MRO or by name, class patterns and dispatch get
     no automatic fix (for dispatch, register the companion with the
-    implementation it needs).
+    implementation it needs). Nor does a test ``--strict`` reports as
+    ``shared:``: by the rule's own reading the companion shares what it is
+    about, and excluding it would be the bug (``--unsafe-fixes`` and the
+    editor's quick fixes never apply one).
 
     Two ways forward: a test that must keep the companion out gets the
     exclusion (the fix); one that includes it on purpose says so by naming
@@ -274,10 +289,7 @@ class ParentSweepsInCompanion(Rule):
                             continue
                         reason = None
                         if not _refuses(case.body):
-                            reason = (
-                                "shared: the case does not reject the class; "
-                                f"{short_name(companion)} shares what it is about here"
-                            )
+                            reason = _shared("the case", companion)
                         self.report(
                             pattern.cls,
                             f"case {short_name(cls)}() also admits "
@@ -311,10 +323,7 @@ class ParentSweepsInCompanion(Rule):
                     continue
                 reason = None
                 if not _rejecting_value(entry.value):
-                    reason = (
-                        "shared: the entry does not reject the class; "
-                        f"{short_name(companion)} shares what it is about here"
-                    )
+                    reason = _shared("the entry", companion)
                 self.report(
                     entry.ref.node,
                     f"table keyed by {short_name(parent)} (MRO lookup) also "
@@ -339,11 +348,7 @@ class ParentSweepsInCompanion(Rule):
                         continue
                     reason = None
                     if not self._implementation_refuses(site):
-                        reason = (
-                            "shared: the implementation does not reject the "
-                            f"class; {short_name(companion)} shares what it is "
-                            "about here"
-                        )
+                        reason = _shared("the implementation", companion)
                     self.report(
                         ref.node,
                         f"singledispatch function {name}'s "
@@ -404,13 +409,16 @@ class ParentSweepsInCompanion(Rule):
                     continue
                 reason = self._quiet_reason(test, companion)
                 for ref in refs:
+                    # Where the companion shares what the test is about, the
+                    # exclusion would take it away: such a site has no fix.
+                    shares = reason is not None and reason.startswith(SHARED)
                     self.report(
                         ref.node,
                         f"{_written(self.model, node)} check against "
                         f"{short_name(ref.qualname)} also admits "
                         f"{short_name(companion)}, which has "
                         f"{short_name(family.anchor)}'s layout",
-                        self._fix(test, ref.node, companion),
+                        None if shares else self._fix(test, ref.node, companion),
                         reason,
                         family=family,
                     )
@@ -449,8 +457,7 @@ class ParentSweepsInCompanion(Rule):
             or (
                 None
                 if rejects_when_it_holds(self.model, test.node, test.positive)
-                else f"shared: the test does not reject the class; "
-                f"{short_name(companion)} shares what it is about here"
+                else _shared("the test", companion)
             )
         )
 
