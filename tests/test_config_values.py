@@ -75,7 +75,7 @@ CODES = "VSL001, VSL002, VSL003, VSL004, VSL005, VSL006, VSL007, VSL900"
         (
             "pyproject.toml",
             "line-length = 'long'",
-            "invalid value for 'line-length': expected an integer",
+            "invalid value for 'line-length': expected an integer from 1 to 320",
         ),
         (
             "pyproject.toml",

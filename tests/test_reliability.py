@@ -317,7 +317,17 @@ def test_pipes_devices_and_link_loops_never_block(tree):
     (tree / "folder").mkdir()
     os.symlink(tree, tree / "folder" / "up")  # a folder loop
     findings = _check(tree)  # would hang on the pipe or device if opened
-    assert {Path(f["filename"]).name for f in findings} == {"good.py"}
+    # A pipe or device in a folder is passed over; a file-name link that
+    # loops is reported at its path, as ruff's E902 does.
+    assert _errors(findings) == {
+        "loop_a.py": "cannot read: Too many levels of symbolic links",
+        "loop_b.py": "cannot read: Too many levels of symbolic links",
+    }
+    assert {Path(f["filename"]).name for f in findings} == {
+        "good.py",
+        "loop_a.py",
+        "loop_b.py",
+    }
     named = _check(tree, "pipe.py", "device.py", "good.py")
     assert _errors(named) == {
         "pipe.py": "cannot read: not a regular file: pipe.py",

@@ -11,13 +11,14 @@ file with fixes, none for a file without.
 
 from __future__ import annotations
 
-import difflib
+import re
 from dataclasses import replace
 from pathlib import Path
 
 from vllm_spec_lint.core.findings import Finding
 from vllm_spec_lint.core.settings import Config
-from vllm_spec_lint.repair.formatting import FormatError, choose
+from vllm_spec_lint.model.lines import split_lines
+from vllm_spec_lint.repair.formatting import FormatError, choose, line_opcodes
 from vllm_spec_lint.repair.text import Edit, apply_fixes
 
 
@@ -52,15 +53,10 @@ def _laid_out_file(text: str, findings: list[Finding], formatter) -> dict:
     first pass of ``fix`` applies in ``text``."""
     new, changed, applied = apply_fixes(text, [f.fix for f in findings])
     formatted = formatter(new, changed)
-    before = text.splitlines(keepends=True)
-    after = formatted.splitlines(keepends=True)
-    blocks = [
-        (i1, i2, j1, j2)
-        for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(
-            None, before, after, autojunk=False
-        ).get_opcodes()
-        if tag != "equal"
-    ]
+    if formatted == new:  # laid out as made: the rules' own edits stand
+        return {}
+    before, after = _lines_with_ends(text), _lines_with_ends(formatted)
+    blocks = _changed_blocks(before, after)
     result = {}
     for index in applied:
         finding = findings[index]
@@ -68,7 +64,7 @@ def _laid_out_file(text: str, findings: list[Finding], formatter) -> dict:
             (e.location[0] - 1, e.end_location[0] - 1) for e in finding.fix.edits
         ]  # 0-based, both ends included
         edits = tuple(
-            Edit("".join(after[j1:j2]), (i1 + 1, 1), (i2 + 1, 1))
+            _narrowed("".join(before[i1:i2]), "".join(after[j1:j2]), i1 + 1)
             for i1, i2, j1, j2 in blocks
             if any(first < max(i2, i1 + 1) and i1 <= last for first, last in rows)
         )
@@ -77,3 +73,75 @@ def _laid_out_file(text: str, findings: list[Finding], formatter) -> dict:
                 finding, fix=replace(finding.fix, edits=edits)
             )
     return result
+
+
+def _changed_blocks(before: list[str], after: list[str]) -> list[tuple]:
+    """``(i1, i2, j1, j2)`` for each run of lines that differ."""
+    return [
+        (i1, i2, j1, j2)
+        for tag, i1, i2, j1, j2 in line_opcodes(before, after)
+        if tag != "equal"
+    ]
+
+
+def _lines_with_ends(text: str) -> list[str]:
+    """Lines as Python counts them (not ``str.splitlines``, which also splits
+    on form feeds), each with its line break."""
+    return _LINE.findall(text)
+
+
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+def _narrowed(old: str, new: str, row: int) -> Edit:
+    """The edit that turns ``old`` (whole lines from ``row``) into ``new``,
+    without the text both begin and end with: as narrow as the rule's own."""
+    prefix = 0
+    while prefix < min(len(old), len(new)) and old[prefix] == new[prefix]:
+        prefix += 1
+    suffix = 0
+    while (
+        suffix < min(len(old), len(new)) - prefix
+        and old[len(old) - 1 - suffix] == new[len(new) - 1 - suffix]
+    ):
+        suffix += 1
+    # Whole words: `is X` -> `in (X, Y)` replaces `is`, not its `s`.
+    while prefix and _word(new[prefix - 1]) and _in_word(old, new, prefix):
+        prefix -= 1
+    while (
+        suffix
+        and _word(new[len(new) - suffix])
+        and (_in_word(old, new, len(old) - suffix, len(new) - suffix, before=True))
+    ):
+        suffix -= 1
+    return Edit(
+        new[prefix : len(new) - suffix],
+        _position(old, prefix, row),
+        _position(old, len(old) - suffix, row),
+    )
+
+
+def _word(char: str) -> bool:
+    return char.isalnum() or char == "_"
+
+
+def _in_word(
+    old: str, new: str, at: int, at_new: int | None = None, *, before: bool = False
+) -> bool:
+    """Whether the changed text next to a boundary (after it at ``at``, or
+    with ``before`` the character before it) continues the word there."""
+    at_new = at if at_new is None else at_new
+    if before:
+        return (at > 0 and _word(old[at - 1])) or (
+            at_new > 0 and _word(new[at_new - 1])
+        )
+    return (at < len(old) and _word(old[at])) or (
+        at_new < len(new) and _word(new[at_new])
+    )
+
+
+def _position(text: str, offset: int, row: int) -> tuple[int, int]:
+    """The 1-based (row, column) of ``offset`` in ``text``, which starts at
+    column 1 of ``row``."""
+    lines = split_lines(text[:offset])
+    return row + len(lines) - 1, len(lines[-1]) + 1

@@ -12,8 +12,8 @@ import ast
 import functools
 import sys
 from collections.abc import Iterator
-from typing import NoReturn
 from pathlib import Path
+from typing import NoReturn
 
 from vllm_spec_lint import __version__
 from vllm_spec_lint.core.analysis import might_have_findings

@@ -180,6 +180,37 @@ def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return merged
 
 
+def line_opcodes(old: list[str], new: list[str]) -> list[tuple]:
+    """difflib's opcodes turning lines ``old`` into ``new``. The lines both
+    begin and end with are matched first, in one pass, so that difflib
+    compares only what lies between the first and the last change (over a
+    whole file, its search is quadratic in the number of blank lines);
+    there, lines too common to anchor a match (blank ones) are left to
+    difflib's own junk heuristic."""
+    import difflib
+
+    head = 0
+    while head < min(len(old), len(new)) and old[head] == new[head]:
+        head += 1
+    tail = 0
+    while (
+        tail < min(len(old), len(new)) - head
+        and old[len(old) - 1 - tail] == new[len(new) - 1 - tail]
+    ):
+        tail += 1
+    middle = difflib.SequenceMatcher(
+        None, old[head : len(old) - tail], new[head : len(new) - tail]
+    )
+    opcodes = [("equal", 0, head, 0, head)] if head else []
+    opcodes += [
+        (tag, head + i1, head + i2, head + j1, head + j2)
+        for tag, i1, i2, j1, j2 in middle.get_opcodes()
+    ]
+    if tail:
+        opcodes.append(("equal", len(old) - tail, len(old), len(new) - tail, len(new)))
+    return opcodes
+
+
 def only_within(before: str, after: str, rows: list[tuple[int, int]]) -> str:
     """``after``'s changes to the lines in ``rows`` (1-based, inclusive);
     every other line as in ``before``. A formatter asked to format a range
@@ -188,12 +219,9 @@ def only_within(before: str, after: str, rows: list[tuple[int, int]]) -> str:
     hunk that reaches into the rows is taken whole, but for the blank lines
     around it: the formatter may have rewritten one statement across the
     range's edge, and half of it would not parse."""
-    import difflib
-
     old, new = before.splitlines(keepends=True), after.splitlines(keepends=True)
     kept: list[str] = []
-    matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=False)
-    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+    for op, i1, i2, j1, j2 in line_opcodes(old, new):
         inside = [
             (max(i1, first - 1), min(i2, last))
             for first, last in rows

@@ -14,7 +14,6 @@ from vllm_spec_lint.rules.vsl003_match_class import (
     class_patterns,
 )
 
-
 SHARED = "shared: "
 
 
