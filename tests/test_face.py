@@ -280,8 +280,9 @@ def test_the_default_follows_the_help_once_and_only_where_it_says_something():
         "alias; text is full's old name) [default: full] -q, --quiet" in check
     )
     # Not added again where the help says it.
-    assert "the line length fixes are laid out for [default: 88] --no-respect" in (
-        check
+    assert (
+        "the line length fixes are laid out for [default: the project formatter's "
+        "own] --no-respect" in check
     )
     assert check.count("[default:") == 5
     # Switches (default False or True) and unset options show none.

@@ -245,3 +245,53 @@ def test_a_later_tool_ruff_table_configures_ruff_before_a_parents_black(tmp_path
     )
     assert detect(project) == "ruff"
     assert detect(tmp_path) == "black"
+
+
+def test_ruff_without_our_line_length_reads_the_projects_own(tmp_path):
+    """No line length of ours: ruff's settings for the file decide (here
+    the project's 120, so a 100-character statement stays on one line)."""
+    (tmp_path / "pyproject.toml").write_text("[tool.ruff]\nline-length = 120\n")
+    text = (
+        "value = some_function_name(first_argument_value, "
+        "second_argument_value_long, third_argument)\n"
+    )
+    assert 88 < len(text) - 1 <= 120
+    formatter = RangeFormatter("ruff", _tool("ruff"), str(tmp_path / "m.py"), None)
+    assert formatter(text, [(0, len(text) - 1)]) == text
+    ours = RangeFormatter("ruff", _tool("ruff"), str(tmp_path / "m.py"), 88)
+    assert ours(text, [(0, len(text) - 1)]) == (
+        "value = some_function_name(\n"
+        "    first_argument_value, second_argument_value_long, third_argument\n"
+        ")\n"
+    )
+
+
+def test_a_fix_in_a_project_with_its_own_ruff_line_length_stays_ruff_clean(tmp_path):
+    """A plugin with `line-length = 120` in [tool.ruff]: the fixed file is
+    one its own `ruff format --check` accepts."""
+    import subprocess
+    import sys
+
+    from tests.conftest import run_cli
+
+    (tmp_path / "pyproject.toml").write_text("[tool.ruff]\nline-length = 120\n")
+    source = (
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n\n\n"
+        "def register(layer_specs):\n"
+        "    for layer_spec in layer_specs:\n"
+        "        is_mla_region_for_this_layer = isinstance(layer_spec, MLAAttentionSpec)\n"
+        "        print(is_mla_region_for_this_layer)\n"
+    )
+    (tmp_path / "w.py").write_text(source)
+    out = run_cli("fix", "--unsafe-fixes", "--no-cache", "-q", "w.py", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    fixed = (tmp_path / "w.py").read_text()
+    assert (
+        "        is_mla_region_for_this_layer = isinstance(layer_spec, "
+        "(MLAAttentionSpec, SlidingWindowMLASpec))\n"
+    ) in fixed
+    check = subprocess.run(
+        [sys.executable, "-m", "ruff", "format", "--check", "w.py"],
+        cwd=tmp_path, capture_output=True, text=True,
+    )  # fmt: skip
+    assert check.returncode == 0, check.stdout + check.stderr

@@ -69,7 +69,9 @@ class Config:
     # --exclude / --extend-exclude: gitignore-style, from the working folder.
     command_line_exclude: tuple[str, ...] = ()
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
-    line_length: int = 88
+    # Passed to the formatter only when set: otherwise the project's own
+    # formatter settings decide (ruff's and black's default is 88).
+    line_length: int | None = None
     families: tuple[Family, ...] = DEFAULT_FAMILIES
     strict: bool = False
     # Find every site the default mode leaves out, with its reason, as strict

@@ -155,7 +155,8 @@ def _add_selection_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--line-length",
         type=_line_length,
-        help="the line length fixes are laid out for [default: 88]",
+        help="the line length fixes are laid out for [default: the project "
+        "formatter's own]",
     )
     parser.add_argument(
         "--no-respect-gitignore",

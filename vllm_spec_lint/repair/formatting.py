@@ -34,7 +34,7 @@ class FormatterChoice:
 
     kind: str
     executable: str | None = None
-    line_length: int = 88
+    line_length: int | None = None
 
     def for_file(self, path: str):
         """The formatter for one file, or None to leave fixes as made."""
@@ -73,7 +73,7 @@ def find_ruff() -> str | None:
 
 
 def choose(
-    setting: str, start: Path, line_length: int, warnings: list[str]
+    setting: str, start: Path, line_length: int | None, warnings: list[str]
 ) -> FormatterChoice:
     """The formatter ``setting`` names (``auto``: the one the project at
     ``start`` configures), with a warning when it is not installed."""
@@ -89,7 +89,7 @@ def choose(
 _warned: set[str] = set()
 
 
-def formatter_for(path: str, line_length: int, setting: str = "auto"):
+def formatter_for(path: str, line_length: int | None, setting: str = "auto"):
     """The formatter for one file outside a run (codemods, tests), or None;
     a missing formatter is warned about once per process."""
     warnings: list[str] = []
@@ -253,7 +253,7 @@ class RangeFormatter:
     black take it as ``--stdin-filename``; yapf runs from the file's folder,
     where it looks for its style)."""
 
-    def __init__(self, kind: str, executable: str, path: str, line_length: int):
+    def __init__(self, kind: str, executable: str, path: str, line_length: int | None):
         self.kind = kind
         self.executable = executable
         self.path = path
@@ -278,9 +278,14 @@ class RangeFormatter:
 
     def _command(self, ranges: list[str]) -> list[str]:
         if self.kind == "ruff":
+            # The project's own settings (found from the file's path) decide,
+            # unless our line-length was set: never a setting nobody chose.
+            length = [] if self.line_length is None else [
+                "--line-length", str(self.line_length)
+            ]  # fmt: skip
             return [
-                self.executable, "format", *ranges, "--line-length",
-                str(self.line_length), "--stdin-filename", self.path, "-",
+                self.executable, "format", *ranges, *length,
+                "--stdin-filename", self.path, "-",
             ]  # fmt: skip
         if self.kind == "black":
             return [
