@@ -629,3 +629,34 @@ def test_a_diff_shows_each_changed_files_diff_in_turn(tmp_path, command, closing
     )
     assert out.stdout == diffs + closing
     assert (tmp_path / "a.py").read_text() == bad
+
+
+WORKER_WITH_A_BRANCH = """\
+from vllm.v1.kv_cache_interface import MLAAttentionSpec
+
+
+class NixlWorker:
+    def register_kv_caches(self, kv_caches):
+        for layer_name in kv_caches:
+            layer_spec = self.layer_specs[layer_name]
+            if self.use_host_buffer:
+                is_mla_region = False
+            else:
+                is_mla_region = isinstance(layer_spec, MLAAttentionSpec)
+            self.region_is_mla.append(is_mla_region)
+"""
+
+
+def test_nixl_codemod_finds_the_check_in_the_second_of_two_assignments(tmp_path):
+    worker = tmp_path / "base_worker.py"
+    worker.write_text(WORKER_WITH_A_BRANCH)
+    out = run_cli("codemod", "nixl-mla-region", str(worker))
+    assert (out.returncode, out.stderr) == (0, f"{worker}: applied\n")
+    assert worker.read_text() == WORKER_WITH_A_BRANCH.replace(
+        "import MLAAttentionSpec\n", "import MLAAttentionSpec, SlidingWindowMLASpec\n"
+    ).replace(
+        "                is_mla_region = isinstance(layer_spec, MLAAttentionSpec)\n",
+        "                is_mla_region = isinstance(\n"
+        "                    layer_spec, (MLAAttentionSpec, SlidingWindowMLASpec)\n"
+        "                )\n",
+    )

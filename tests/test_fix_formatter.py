@@ -162,6 +162,18 @@ def test_the_yapf_fix_is_stable_under_yapf(project):
             },
             "ruff",
         ),
+        # ruff's linter hook formats nothing: black, the formatter, decides.
+        (
+            {
+                ".pre-commit-config.yaml": (
+                    "repos:\n- repo: https://github.com/astral-sh/ruff-pre-commit\n"
+                    "  hooks:\n  - id: ruff\n"
+                    "- repo: https://github.com/psf/black\n"
+                    "  hooks:\n  - id: black\n"
+                )
+            },
+            "black",
+        ),
         ({}, "ruff"),
     ],
 )

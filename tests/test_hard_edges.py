@@ -803,3 +803,16 @@ def test_two_findings_in_a_file_each_preview_their_own_statement(tmp_path):
         "\n\ndef other(spec):\n"
         "    return isinstance(spec, (MLAAttentionSpec, SlidingWindowMLASpec))\n"
     )
+
+
+@pytest.mark.fast
+def test_a_link_into_a_sibling_folder_whose_name_extends_the_roots_is_outside(tmp_path):
+    """`proj_old` starts with `proj` but is not inside it: a link from
+    `proj` into it leads outside the checked tree and is passed over."""
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "proj_old").mkdir()
+    (tmp_path / "proj_old" / "old.py").write_text(BAD)
+    (tmp_path / "proj" / "link.py").symlink_to(tmp_path / "proj_old" / "old.py")
+    (tmp_path / "proj" / "own.py").write_text(BAD)
+    out = run_cli("check", "--show-files", ".", cwd=tmp_path / "proj")
+    assert out.stdout.splitlines() == ["own.py"]

@@ -366,6 +366,52 @@ async def test_the_server_asks_to_watch_settings_and_family_modules(client, proj
     assert patterns == ["**/pyproject.toml", "**/setup.cfg", "**/tox.ini", "**/*.py"]
 
 
+@pytest_lsp.fixture(
+    config=ClientServerConfig(
+        server_command=[sys.executable, "-m", "vllm_spec_lint", "server"]
+    ),
+)
+async def static_client(lsp_client: LanguageClient, project: Path):
+    """VS Code's capabilities, but file watching without dynamic
+    registration (as Neovim 0.7 announces it)."""
+    import attrs
+
+    registered: list[types.Registration] = []
+
+    @lsp_client.feature(types.CLIENT_REGISTER_CAPABILITY)
+    def register(params: types.RegistrationParams):
+        registered.extend(params.registrations)
+
+    lsp_client.registered = registered
+    capabilities = pytest_lsp.client_capabilities("visual-studio-code")
+    workspace = attrs.evolve(
+        capabilities.workspace,
+        did_change_watched_files=types.DidChangeWatchedFilesClientCapabilities(
+            dynamic_registration=False
+        ),
+    )
+    await lsp_client.initialize_session(
+        types.InitializeParams(
+            capabilities=attrs.evolve(capabilities, workspace=workspace),
+            root_uri=project.as_uri(),
+        )
+    )
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def test_a_client_without_dynamic_registration_is_not_asked_to_watch(
+    static_client, project
+):
+    """The protocol: a server must not register a capability dynamically
+    with a client that did not announce it can take that."""
+    uri = (project / "worker.py").as_uri()
+    _open(static_client, uri, WORKER)
+    [diagnostic] = await _diagnostics(static_client, uri)
+    assert diagnostic.code == "VSL001"
+    assert static_client.registered == []
+
+
 # -- robustness, with raw JSON-RPC frames ------------------------------------------
 
 

@@ -810,3 +810,14 @@ def test_a_shared_vsl007_site_offers_only_to_keep_it(project):
     assert diagnostic.code == "VSL007"
     actions = code_actions(server, uri, diagnostic.range, [diagnostic])
     assert [a.title for a in actions] == ["Keep: add `# noqa: VSL007`"]
+
+
+def test_a_file_that_does_not_parse_offers_no_noqa_it_could_not_honour(project):
+    """VSL900 is always reported: `# noqa` cannot hide it, so the server
+    offers no action that would add one."""
+    text = "from vllm.v1.kv_cache_interface import MLAAttentionSpec\nx = (\n"
+    server = initialized_server(project)
+    uri = opened(server, project / "broken.py", text)
+    [diagnostic] = server.diagnostics(uri, server.check(uri))
+    assert diagnostic.code == "VSL900"
+    assert code_actions(server, uri, diagnostic.range, [diagnostic]) == []

@@ -949,3 +949,19 @@ def test_a_shared_site_has_no_fix_in_json_and_a_rejecting_one_has(tmp_path):
     assert by_file["shared.py"]["fix"] is None
     assert by_file["rejecting.py"]["suppressed_by"] is None
     assert by_file["rejecting.py"]["fix"]["message"] == ("Exclude SlidingWindowMLASpec")
+
+
+def test_a_bare_return_under_the_parent_test_is_a_rejection():
+    """`return` alone gives None: the path refuses sliding-window specs, the
+    companion among them, and the default mode reports it."""
+    assert findings(
+        """\
+        from vllm.v1.kv_cache_interface import SlidingWindowSpec
+
+
+        def transfer_layout(spec):
+            if isinstance(spec, SlidingWindowSpec):
+                return
+            return spec.block_size
+        """
+    ) == [("VSL007", 5, 25)]
