@@ -198,3 +198,43 @@ def test_a_registrations_site_is_its_line_or_the_call_when_it_shares_one():
         (cst.Call, "Registry.register(FullAttentionSpec)"),
         (cst.Call, "Registry.register(FullAttentionSpec)"),
     ]
+
+
+# -- registrations by keyword, as plugins write them ------------------------------
+
+KEYWORD_REGISTRY = """\
+from vllm.v1.kv_cache_interface import FullAttentionSpec, MLAAttentionSpec
+
+from plugin.registry import KVCacheSpecRegistry
+
+KVCacheSpecRegistry.register(kvcache_spec_cls=FullAttentionSpec, layout="paged")
+KVCacheSpecRegistry.register(kvcache_spec_cls=MLAAttentionSpec, layout="latent")
+"""
+
+
+def test_a_registration_by_keyword_is_read_as_the_positional_one():
+    from tests.conftest import findings
+
+    positional = KEYWORD_REGISTRY.replace("kvcache_spec_cls=", "")
+    assert findings(KEYWORD_REGISTRY) == [("VSL006", 6, 47)]
+    assert findings(positional) == [("VSL006", 6, 30)]
+
+
+def test_a_keyword_registration_of_the_companion_covers_it():
+    from tests.conftest import findings
+
+    covered = KEYWORD_REGISTRY.replace(
+        "import FullAttentionSpec, MLAAttentionSpec",
+        "import FullAttentionSpec, MLAAttentionSpec, SlidingWindowMLASpec",
+    ) + (
+        "KVCacheSpecRegistry.register(kvcache_spec_cls=SlidingWindowMLASpec, "
+        'layout="latent")\n'
+    )
+    assert findings(covered) == []
+
+
+def test_a_keyword_that_names_no_class_is_not_a_registration():
+    from tests.conftest import findings
+
+    source = KEYWORD_REGISTRY.replace("kvcache_spec_cls=", "layer=")
+    assert findings(source) == []

@@ -178,8 +178,8 @@ class Dispatch:
                 owner = _register_owner(node.func)
                 if owner is None or not node.args:
                     continue
-                first = node.args[0]
-                if first.keyword is not None or first.star:
+                first = self._registered_argument(node)
+                if first is None:
                     continue
                 refs = self.model.tests.classinfo_refs(first.value)
                 if owner not in dispatchers:
@@ -187,6 +187,19 @@ class Dispatch:
                     refs = tuple(r for r in refs if r.node is first.value)
                 add(owner, [r for r in refs if r.qualname], self._site(node))
         return found
+
+    def _registered_argument(self, call: cst.Call) -> cst.Arg | None:
+        """The argument of ``R.register(...)`` that holds the class: the
+        first positional one, else a keyword named as registries name it
+        (``cls``, ``kvcache_spec_cls``, ``key``, ...). The registry's own
+        signature is not read: the slice the rules see seldom holds it."""
+        first = call.args[0]
+        if first.keyword is None and not first.star:
+            return first
+        for arg in call.args:
+            if arg.keyword is not None and _names_a_class(arg.keyword.value):
+                return arg
+        return None
 
     @cached_property
     def _dispatchers(self) -> frozenset[str]:
@@ -238,6 +251,16 @@ class Dispatch:
             if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1:
                 return line
         return call
+
+
+# Keywords registries take their class by, where their signature is not in
+# reach: exactly these, or ending so (``spec_cls``, ``kvcache_spec_class``).
+_CLASS_KEYWORDS = frozenset({"cls", "klass", "class_", "key", "type_", "typ"})
+_CLASS_KEYWORD_ENDINGS = ("_cls", "_class", "_type")
+
+
+def _names_a_class(keyword: str) -> bool:
+    return keyword in _CLASS_KEYWORDS or keyword.endswith(_CLASS_KEYWORD_ENDINGS)
 
 
 def _register_owner(expression: cst.BaseExpression) -> str | None:
