@@ -35,7 +35,8 @@ def test_an_unreachable_index_is_told_apart(tmp_path, monkeypatch):
     monkeypatch.setenv("VSL_SOURCES", str(tmp_path))
     with pytest.raises(fs.IndexUnreachable, match="cannot be reached for vllm==0.24.0"):
         fs.fetch_sources("vllm==0.24.0")
-    assert list(tmp_path.iterdir()) == []  # nothing half-unpacked is left
+    # Nothing half-unpacked is left: only the lock that serialises fetches.
+    assert [p.name for p in tmp_path.iterdir()] == [".vllm-0.24.0.lock"]
 
 
 def test_a_version_that_does_not_exist_is_an_error_not_a_skip(tmp_path, monkeypatch):
