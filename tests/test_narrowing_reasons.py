@@ -170,6 +170,53 @@ CASES = {
         "narrowed: `isinstance(spec_of_twenty_nine_chars_abc, FullAttentionSpec)` "
         "(line 7) already excludes SlidingWindowMLASpec",
     ),
+    # -- one name, two variables: Python's scopes ---------------------------------
+    "two comprehensions partitioning one collection, one fixed": (
+        "def f(kv_cache_spec):\n"
+        "    mla = {\n"
+        "        n: spec for n, spec in kv_cache_spec.items()\n"
+        "        if isinstance(spec, (MLAAttentionSpec, SlidingWindowMLASpec))\n"
+        "    }\n"
+        "    other = {\n"
+        "        n: spec for n, spec in kv_cache_spec.items()\n"
+        "        if not isinstance(spec, MLAAttentionSpec)\n"
+        "    }\n",
+        None,
+    ),
+    "a comprehension's variable shadowing a parameter": (
+        "def f(spec, specs):\n"
+        "    windows = [spec for spec in specs if isinstance(spec, SlidingWindowMLASpec)]\n"
+        "    return isinstance(spec, MLAAttentionSpec)\n",
+        None,
+    ),
+    "a lambda's parameter": (
+        "def f(spec):\n"
+        "    windowed = lambda spec: isinstance(spec, SlidingWindowMLASpec)\n"
+        "    return isinstance(spec, MLAAttentionSpec)\n",
+        None,
+    ),
+    "a class body's name": (
+        "def f(spec):\n"
+        "    class Local:\n"
+        "        spec = None\n"
+        "        ok = isinstance(spec, SlidingWindowMLASpec)\n"
+        "    return isinstance(spec, MLAAttentionSpec)\n",
+        None,
+    ),
+    "a global declared in the function is the module's": (
+        "def f():\n"
+        "    global spec\n"
+        "    if isinstance(spec, SlidingWindowMLASpec):\n"
+        "        log(spec)\n"
+        "    return isinstance(spec, MLAAttentionSpec)\n",
+        "deliberate: line 8 tests `spec` for SlidingWindowMLASpec",
+    ),
+    "two any() over one collection stay deliberate": (
+        "def f(specs):\n"
+        "    a = any(isinstance(s, MLAAttentionSpec) for s in specs)\n"
+        "    b = any(isinstance(s, SlidingWindowMLASpec) for s in specs)\n",
+        "deliberate: line 8 tests `s` for SlidingWindowMLASpec",
+    ),
 }
 
 

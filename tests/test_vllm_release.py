@@ -251,3 +251,45 @@ def test_the_registry_without_the_companion_is_reported_and_fixed(
         "    KVCacheSpecRegistry.register(\n"
         "        RSWASpec, RSWAManager,"
     ) in fixed
+
+
+@pytest.mark.release
+def test_fixing_one_side_of_hisparses_partition_leaves_the_other_reported(tmp_path):
+    """vLLM 0.34.0's hisparse/layout.py partitions the layers with two
+    comprehensions, both named `spec`. Fixed at line 62 alone (as the
+    editor's quick fix does), line 68 is still reported: the other
+    comprehension's `spec` is another variable, and the half-fixed
+    partition would put DeepSeek-V4's layers in both dicts."""
+    import shutil
+
+    tree = fetch_vllm("0.34.0")
+    layout = tmp_path / "vllm" / "v1" / "hisparse" / "layout.py"
+    layout.parent.mkdir(parents=True)
+    shutil.copy(tree / "vllm" / "v1" / "hisparse" / "layout.py", layout)
+    shutil.copy(
+        tree / "vllm" / "v1" / "kv_cache_interface.py",
+        tmp_path / "vllm" / "v1" / "kv_cache_interface.py",
+    )
+    before = run_cli(
+        "check", "--output-format", "concise", "--no-cache", "-q", str(layout),
+        cwd=tmp_path,
+    )  # fmt: skip
+    rows = [line.split(":")[1] for line in before.stdout.splitlines()]
+    assert rows[:2] == ["62", "68"]
+    lines = layout.read_text().split("\n")
+    assert lines[61].strip() == "if isinstance(spec, MLAAttentionSpec)"
+    lines[61] = lines[61].replace(
+        "MLAAttentionSpec)", "(MLAAttentionSpec, SlidingWindowMLASpec))"
+    )
+    # The import the fix adds, on a line of its own: rows 62 and 68 move by one.
+    text = "\n".join(lines).replace(
+        "    MLAAttentionSpec,\n",
+        "    MLAAttentionSpec,\n    SlidingWindowMLASpec,\n",
+        1,
+    )
+    layout.write_text(text)
+    after = run_cli(
+        "check", "--output-format", "concise", "--no-cache", "-q", str(layout),
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert [line.split(":")[1] for line in after.stdout.splitlines()][:1] == ["69"]

@@ -57,14 +57,25 @@ class Narrowing:
         key = target_key(target)
         if key is None:
             return None
-        collection = self._collection_for(node, key)
+        # A comprehension's filter decides each element alone: another
+        # filter over the same collection naming the companion is another
+        # decision, not this one's (a partition fixed on one side only
+        # puts the companion on both).
+        collection = None if _filters(model, node) else self._collection_for(node, key)
         function = _enclosing_function(model, node)
         for other in _type_tests(model, function):
             if other.node is node or not set(missing) & other.named:
                 continue
-            # The value both test: the target, or for generator checks the
-            # collection both iterate (then reassigning it is what counts).
-            value = key if target_key(other.target) == key else None
+            # The value both test: the target (the same variable: one name
+            # in two comprehensions or functions is two variables), or for
+            # generator checks the collection both iterate (then
+            # reassigning it is what counts).
+            value = (
+                key
+                if target_key(other.target) == key
+                and model.same_variable(node, other.node, key)
+                else None
+            )
             if value is None and collection is not None:
                 other_key = target_key(other.target)
                 if self._collection_for(other.node, other_key) == collection:
@@ -346,3 +357,35 @@ def _reassigned_between(model, function, key: str, first, second) -> bool:
             if hits(target, key) and low < start(at) < high:
                 return True
     return False
+
+
+def _filters(model, node: cst.CSTNode) -> bool:
+    """Whether ``node`` is in the ``if`` clause of a comprehension that
+    builds a collection (a list, set or dict, or a generator handed to
+    anything but ``any``/``all``)."""
+    child, parent = node, model.parent(node)
+    while parent is not None and not isinstance(
+        parent, (cst.FunctionDef, cst.Lambda, cst.Module)
+    ):
+        if isinstance(parent, cst.CompIf) and child is parent.test:
+            comprehension = parent
+            while not isinstance(
+                comprehension,
+                (cst.GeneratorExp, cst.ListComp, cst.SetComp, cst.DictComp),
+            ):
+                comprehension = model.parent(comprehension)
+            return not _aggregated(model, comprehension)
+        child, parent = parent, model.parent(parent)
+    return False
+
+
+def _aggregated(model, comprehension: cst.CSTNode) -> bool:
+    """A generator that is the one argument of ``any``/``all``."""
+    arg = model.parent(comprehension)
+    call = model.parent(arg) if isinstance(arg, cst.Arg) else arg
+    return (
+        isinstance(comprehension, cst.GeneratorExp)
+        and isinstance(call, cst.Call)
+        and isinstance(call.func, cst.Name)
+        and call.func.value in ("any", "all")
+    )

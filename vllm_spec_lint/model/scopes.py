@@ -130,6 +130,25 @@ class Scopes:
             first = False
         return []
 
+    def binder(self, node: cst.CSTNode, name: str) -> _Scope | None:
+        """The scope whose binding of ``name`` is the one ``node`` sees, as
+        Python resolves it (a comprehension, lambda or function of its own
+        binds its own names); None for a name no scope binds."""
+        current: _Scope | None = self.scope(node)
+        first = True
+        while current is not None:
+            if name in current.declared_global:
+                current = self._scope_for(self.module)
+                first = False
+                continue
+            if (first or not isinstance(current.node, cst.ClassDef)) and (
+                name in current.bindings
+            ):
+                return current
+            current = current.parent
+            first = False
+        return None
+
     def qualified_names_of(self, scope: _Scope, name: str) -> set[str]:
         """Qualified names of the dotted ``name`` as seen in ``scope``."""
         base, dot, rest = name.partition(".")

@@ -11,6 +11,7 @@ Rules only ask; nothing here knows about rules, findings or fixes.
 
 from __future__ import annotations
 
+import re
 from functools import cached_property
 
 import libcst as cst
@@ -21,6 +22,8 @@ from vllm_spec_lint.model.names import Names
 from vllm_spec_lint.model.positions import StatementPositions
 from vllm_spec_lint.model.scopes import Scopes
 from vllm_spec_lint.model.syntax import parent_map
+
+_FIRST_NAME = re.compile(r"\w+")
 
 
 class SemanticModel:
@@ -74,6 +77,14 @@ class SemanticModel:
 
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
         return self._parents.get(node)
+
+    def same_variable(self, node: cst.CSTNode, other: cst.CSTNode, key: str) -> bool:
+        """Whether the value ``key`` names (``spec``, ``self.spec``,
+        ``specs[0]``) at ``node`` and at ``other`` starts from one variable:
+        its first name bound by the same scope (Python's scopes: each
+        function, lambda, class body and comprehension has its own)."""
+        name = _FIRST_NAME.match(key).group(0)
+        return self.scopes.binder(node, name) is self.scopes.binder(other, name)
 
     # -- positions in the real file ------------------------------------------
 
