@@ -329,29 +329,49 @@ def test_ctrl_c_in_one_process_stops_as_well(fix_tree, tmp_path):
 # -- links that lead nowhere ---------------------------------------------------------
 
 
+def _dangling(folder: Path) -> None:
+    (folder / "dangling.py").symlink_to(folder / "gone.py")
+
+
+def _looping(folder: Path) -> None:
+    (folder / "loop.py").symlink_to(folder / "loop.py")
+
+
+def _binary(folder: Path) -> None:
+    (folder / "blob.py").write_bytes(BINARY)
+
+
+# Bytes as a binary file holds them (a compiled module, an image), fixed here.
+BINARY = bytes(range(256)) * 4
+
+# What a folder holds, and the line it must give: reported at its path,
+# never passed over as if checked.
+UNREADABLE = [
+    (_dangling, "dangling.py:1:1: VSL900 cannot read: No such file or directory"),
+    (_looping, "loop.py:1:1: VSL900 cannot read: Too many levels of symbolic links"),
+    (
+        _binary,
+        "blob.py:1:1: VSL900 cannot parse: source code string cannot contain null "
+        "bytes",
+    ),
+]
+
+
 @pytest.mark.fast
-def test_a_dangling_link_in_a_folder_is_reported_at_its_path(tmp_path):
-    (tmp_path / "dangling.py").symlink_to(tmp_path / "gone.py")
+@pytest.mark.parametrize(
+    "make, line", UNREADABLE, ids=["dangling-link", "link-loop", "binary"]
+)
+def test_a_file_in_a_folder_that_cannot_be_read_is_reported_at_its_path(
+    tmp_path, make, line
+):
+    make(tmp_path)
     out = run_cli(
         "check", "--output-format", "concise", "--no-cache", ".", cwd=tmp_path
     )
     assert out.returncode == 1
-    assert out.stdout.splitlines()[0] == (
-        "dangling.py:1:1: VSL900 cannot read: No such file or directory"
-    )
+    assert out.stdout.splitlines()[0] == line
     assert "No Python files found" not in out.stderr
-
-
-@pytest.mark.fast
-def test_a_link_to_itself_in_a_folder_names_the_loop(tmp_path):
-    (tmp_path / "loop.py").symlink_to(tmp_path / "loop.py")
-    out = run_cli(
-        "check", "--output-format", "concise", "--no-cache", ".", cwd=tmp_path
-    )
-    assert out.returncode == 1
-    assert out.stdout.splitlines()[0] == (
-        "loop.py:1:1: VSL900 cannot read: Too many levels of symbolic links"
-    )
+    assert "All checks passed!" not in out.stdout
 
 
 @pytest.mark.fast
@@ -600,22 +620,6 @@ def test_no_doc_tells_to_install_a_release_that_is_not_published():
 
 
 # -- what is no Python text at all is VSL900, whatever it names ----------------------
-
-# Bytes as a binary file holds them (a compiled module, an image), fixed here.
-BINARY = bytes(range(256)) * 4
-
-
-@pytest.mark.fast
-def test_a_binary_file_named_py_is_vsl900_not_a_pass(tmp_path):
-    (tmp_path / "blob.py").write_bytes(BINARY)
-    out = run_cli(
-        "check", "--output-format", "concise", "--no-cache", ".", cwd=tmp_path
-    )
-    assert out.returncode == 1
-    assert out.stdout.splitlines()[0] == (
-        "blob.py:1:1: VSL900 cannot parse: source code string cannot contain null bytes"
-    )
-    assert "All checks passed!" not in out.stdout
 
 
 @pytest.mark.fast

@@ -19,7 +19,7 @@ from vllm_spec_lint.core.findings import Finding
 from vllm_spec_lint.core.settings import Config
 from vllm_spec_lint.model.lines import split_lines
 from vllm_spec_lint.repair.formatting import FormatError, choose, line_opcodes
-from vllm_spec_lint.repair.text import Edit, apply_fixes
+from vllm_spec_lint.repair.text import Edit, apply_fixes, common_ends
 
 
 def laid_out(
@@ -96,15 +96,7 @@ _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 def _narrowed(old: str, new: str, row: int) -> Edit:
     """The edit that turns ``old`` (whole lines from ``row``) into ``new``,
     without the text both begin and end with: as narrow as the rule's own."""
-    prefix = 0
-    while prefix < min(len(old), len(new)) and old[prefix] == new[prefix]:
-        prefix += 1
-    suffix = 0
-    while (
-        suffix < min(len(old), len(new)) - prefix
-        and old[len(old) - 1 - suffix] == new[len(new) - 1 - suffix]
-    ):
-        suffix += 1
+    prefix, suffix = common_ends(old, new)
     # Whole words: `is X` -> `in (X, Y)` replaces `is`, not its `s`.
     while prefix and _word(new[prefix - 1]) and _in_word(old, new, prefix):
         prefix -= 1

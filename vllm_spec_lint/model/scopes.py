@@ -115,6 +115,16 @@ class Scopes:
     def visible(self, scope: _Scope, name: str) -> list[Binding]:
         """The bindings ``name`` refers to in ``scope``: the innermost scope
         binding it, skipping class scopes other than the first."""
+        binder = self._binder_from(scope, name)
+        return [] if binder is None else binder.bindings[name]
+
+    def binder(self, node: cst.CSTNode, name: str) -> _Scope | None:
+        """The scope whose binding of ``name`` is the one ``node`` sees, as
+        Python resolves it (a comprehension, lambda or function of its own
+        binds its own names); None for a name no scope binds."""
+        return self._binder_from(self.scope(node), name)
+
+    def _binder_from(self, scope: _Scope, name: str) -> _Scope | None:
         current: _Scope | None = scope
         first = True
         while current is not None:
@@ -122,27 +132,8 @@ class Scopes:
                 current = self._scope_for(self.module)
                 first = False
                 continue
-            if first or not isinstance(current.node, cst.ClassDef):
-                found = current.bindings.get(name)
-                if found:
-                    return found
-            current = current.parent
-            first = False
-        return []
-
-    def binder(self, node: cst.CSTNode, name: str) -> _Scope | None:
-        """The scope whose binding of ``name`` is the one ``node`` sees, as
-        Python resolves it (a comprehension, lambda or function of its own
-        binds its own names); None for a name no scope binds."""
-        current: _Scope | None = self.scope(node)
-        first = True
-        while current is not None:
-            if name in current.declared_global:
-                current = self._scope_for(self.module)
-                first = False
-                continue
             if (first or not isinstance(current.node, cst.ClassDef)) and (
-                name in current.bindings
+                current.bindings.get(name)
             ):
                 return current
             current = current.parent

@@ -189,15 +189,9 @@ def line_opcodes(old: list[str], new: list[str]) -> list[tuple]:
     difflib's own junk heuristic."""
     import difflib
 
-    head = 0
-    while head < min(len(old), len(new)) and old[head] == new[head]:
-        head += 1
-    tail = 0
-    while (
-        tail < min(len(old), len(new)) - head
-        and old[len(old) - 1 - tail] == new[len(new) - 1 - tail]
-    ):
-        tail += 1
+    from vllm_spec_lint.repair.text import common_ends
+
+    head, tail = common_ends(old, new)
     middle = difflib.SequenceMatcher(
         None, old[head : len(old) - tail], new[head : len(new) - tail]
     )

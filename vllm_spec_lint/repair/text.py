@@ -77,3 +77,18 @@ def apply_fixes(
         cursor = end
     pieces.append(text[cursor:])
     return "".join(pieces), changed, applied
+
+
+def common_ends(old, new) -> tuple[int, int]:
+    """How many items two sequences (strings, lists of lines) begin with
+    alike, and how many of the rest they end with alike."""
+    head = 0
+    while head < min(len(old), len(new)) and old[head] == new[head]:
+        head += 1
+    tail = 0
+    while (
+        tail < min(len(old), len(new)) - head
+        and old[len(old) - 1 - tail] == new[len(new) - 1 - tail]
+    ):
+        tail += 1
+    return head, tail
