@@ -258,3 +258,23 @@ def test_a_reason_names_every_companion_left_out(body, expected):
     )
     assert analysis.findings == []
     assert [f.suppressed_by for f in analysis.suppressed] == [expected]
+
+
+def test_a_guard_that_rules_out_one_of_two_companions_narrows_only_that_one():
+    """Three members: `SlidingWindowSpec` rules out SlidingWindowMLASpec
+    (its parent) and says nothing of ChunkedMLASpec, so the check is still
+    reported, for the one it leaves out."""
+    source = (
+        "from vllm.v1.kv_cache_interface import (\n"
+        "    ChunkedMLASpec, MLAAttentionSpec, SlidingWindowSpec\n"
+        ")\n\n"
+        "def latent(spec):\n"
+        "    if isinstance(spec, SlidingWindowSpec):\n"
+        "        return False\n"
+        "    return isinstance(spec, MLAAttentionSpec)\n"
+    )
+    analysis = analyze_source(source, "x.py", Config(families=(THREE_MEMBER_MLA,)))
+    [check] = [f for f in analysis.findings if f.code == "VSL001"]
+    assert check.location == (8, 29)
+    assert check.message.endswith("ChunkedMLASpec")
+    assert check.suppressed_by is None

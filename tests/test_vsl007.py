@@ -965,3 +965,27 @@ def test_a_bare_return_under_the_parent_test_is_a_rejection():
             return spec.block_size
         """
     ) == [("VSL007", 5, 25)]
+
+
+def test_a_parent_in_a_module_constant_beside_an_anchor_check_adds_no_finding():
+    """`WINDOWED = (SlidingWindowSpec,)` used for windowing, in a file that
+    also tests MLAAttentionSpec: the constant is no sweep of its own (VSL007
+    reads tests, not constants), default and strict alike; the anchor's
+    check is the one finding."""
+    source = """\
+        from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowSpec
+
+        WINDOWED = (SlidingWindowSpec,)
+
+
+        def window_of(spec):
+            if isinstance(spec, WINDOWED):
+                return spec.sliding_window
+            return 0
+
+
+        def is_latent(spec):
+            return isinstance(spec, MLAAttentionSpec)
+        """
+    assert findings(source) == [("VSL001", 13, 29)]
+    assert findings(source, config=Config(strict=True)) == [("VSL001", 13, 29)]
