@@ -820,3 +820,32 @@ def test_a_link_into_a_sibling_folder_whose_name_extends_the_roots_is_outside(tm
     (tmp_path / "proj" / "own.py").write_text(BAD)
     out = run_cli("check", "--show-files", ".", cwd=tmp_path / "proj")
     assert out.stdout.splitlines() == ["own.py"]
+
+
+def test_a_warm_check_shows_its_laid_out_fixes_without_running_the_formatter(
+    tmp_path, monkeypatch, capsys
+):
+    """The laid-out fixes are cached by the file's text, its fixes, the
+    formatter and the settings files above it: a second check calls no
+    formatter; a changed settings file, or --no-cache, does."""
+    from tests.conftest import fake_black
+    from vllm_spec_lint.faces import cli
+
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "w.py").write_text(LONG_LINE)
+    calls = tmp_path / "calls"
+    fake_black(monkeypatch, tmp_path, f"echo call >> {calls}\ncat\n")
+    monkeypatch.chdir(project)
+
+    def check(*extra: str) -> int:
+        cli.main(["check", "--fix-formatter", "black", *extra, "w.py"])
+        capsys.readouterr()
+        return len(calls.read_text().splitlines()) if calls.exists() else 0
+
+    assert check() == 1
+    assert check() == 1
+    (project / "pyproject.toml").write_text("[tool.black]\nline-length = 100\n")
+    assert check() == 2
+    assert check() == 2
+    assert check("--no-cache") == 3

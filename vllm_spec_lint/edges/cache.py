@@ -52,13 +52,7 @@ def _finding_to_json(f: Finding) -> dict:
 
 
 def _finding_from_json(data: dict, path: str) -> Finding:
-    fix = data.get("fix")
-    if fix is not None:
-        edits = tuple(
-            Edit(e["content"], tuple(e["location"]), tuple(e["end_location"]))
-            for e in fix["edits"]
-        )
-        fix = Fix(fix["applicability"], fix["message"], edits)
+    fix = _fix_from_json(data.get("fix"))
     return Finding(
         data["code"],
         data["message"],
@@ -205,3 +199,57 @@ class CleanFiles:
     def save(self) -> None:
         if self.changed:
             _write_entry(self.root, self.path, marshal.dumps(self.entries))
+
+
+# Files whose content can change how a formatter lays out a file below them.
+_FORMATTER_SETTINGS = (
+    "pyproject.toml", "ruff.toml", ".ruff.toml", "setup.cfg", "tox.ini",
+    ".style.yapf", ".pre-commit-config.yaml", ".editorconfig",
+)  # fmt: skip
+
+
+class PreviewCache:
+    """Fixes as the formatter lays them out for a report (edges/previews.py),
+    remembered by the file's text, its fixes, the formatter and the settings
+    files above the file: a warm check runs no formatter."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.folder = root / CACHE_DIR / __version__ / "previews"
+
+    def key(self, path: str, text: str, fixes: list[Fix], formatter: str) -> str:
+        digest = hashlib.sha256()
+        for part in (formatter, path, repr(fixes), text):
+            digest.update(part.encode("utf-8", "surrogatepass") + b"\0")
+        folder = Path(path).absolute().parent
+        for candidate in (folder, *folder.parents):
+            for name in _FORMATTER_SETTINGS:
+                try:
+                    digest.update(name.encode() + (candidate / name).read_bytes())
+                except OSError:
+                    continue
+        return digest.hexdigest()
+
+    def _entry(self, key: str) -> Path:
+        return self.folder / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> list[Fix | None] | None:
+        try:
+            with open(self._entry(key), encoding="utf-8") as f:
+                return [_fix_from_json(d) for d in json.load(f)]
+        except (OSError, ValueError, KeyError, TypeError, IndexError):
+            return None
+
+    def put(self, key: str, fixes: list[Fix | None]) -> None:
+        data = [None if f is None else asdict(f) for f in fixes]
+        _write_entry(self.root, self._entry(key), json.dumps(data).encode())
+
+
+def _fix_from_json(data: dict | None) -> Fix | None:
+    if data is None:
+        return None
+    edits = tuple(
+        Edit(e["content"], tuple(e["location"]), tuple(e["end_location"]))
+        for e in data["edits"]
+    )
+    return Fix(data["applicability"], data["message"], edits)

@@ -17,17 +17,23 @@ from pathlib import Path
 
 from vllm_spec_lint.core.findings import Finding
 from vllm_spec_lint.core.settings import Config
+from vllm_spec_lint.edges.cache import PreviewCache
 from vllm_spec_lint.model.lines import split_lines
 from vllm_spec_lint.repair.formatting import FormatError, choose, line_opcodes
-from vllm_spec_lint.repair.text import Edit, apply_fixes, common_ends
+from vllm_spec_lint.repair.text import Edit, Fix, apply_fixes, common_ends
 
 
 def laid_out(
-    findings: list[Finding], sources: dict[str, str], config: Config, start: Path
+    findings: list[Finding],
+    sources: dict[str, str],
+    config: Config,
+    start: Path,
+    cache: PreviewCache | None = None,
 ) -> list[Finding]:
     """``findings`` with each fix as the project's formatter lays it out;
     findings in files not in ``sources``, or whose formatter fails or is not
-    installed, keep their fix as the rule made it."""
+    installed, keep their fix as the rule made it. ``cache`` remembers the
+    laid-out fixes, so that a warm run calls no formatter."""
     by_file: dict[str, list[Finding]] = {}
     for finding in findings:
         if finding.fix is not None and finding.path in sources:
@@ -36,32 +42,40 @@ def laid_out(
         return findings
     # A missing formatter is fix's to warn about; a report shows the raw edit.
     choice = choose(config.fix_formatter, start.absolute(), config.line_length, [])
+    if choice.executable is None:
+        return findings
+    identity = f"{choice.kind} {choice.executable} {choice.line_length}"
     replaced: dict[int, Finding] = {}
     for path, with_fix in by_file.items():
-        formatter = choice.for_file(path)
-        if formatter is None:
-            continue
-        try:
-            replaced.update(_laid_out_file(sources[path], with_fix, formatter))
-        except FormatError:
-            continue
+        raw = [f.fix for f in with_fix]
+        key = cache.key(path, sources[path], raw, identity) if cache else None
+        fixes = cache.get(key) if cache else None
+        if fixes is None or len(fixes) != len(raw):
+            try:
+                fixes = _laid_out_fixes(sources[path], raw, choice.for_file(path))
+            except FormatError:
+                continue
+            if cache:
+                cache.put(key, fixes)
+        for finding, fix in zip(with_fix, fixes, strict=True):
+            replaced[id(finding)] = replace(finding, fix=fix)
     return [replaced.get(id(f), f) for f in findings]
 
 
-def _laid_out_file(text: str, findings: list[Finding], formatter) -> dict:
-    """{id(finding): the finding with its fix laid out} for the fixes the
-    first pass of ``fix`` applies in ``text``."""
-    new, changed, applied = apply_fixes(text, [f.fix for f in findings])
+def _laid_out_fixes(text: str, fixes: list[Fix], formatter) -> list[Fix]:
+    """Each fix as the first pass of ``fix`` writes it in ``text``: laid out
+    where it was applied and the formatter moved something, else as made."""
+    new, changed, applied = apply_fixes(text, fixes)
     formatted = formatter(new, changed)
     if formatted == new:  # laid out as made: the rules' own edits stand
-        return {}
+        return list(fixes)
     before, after = _lines_with_ends(text), _lines_with_ends(formatted)
     blocks = _changed_blocks(before, after)
-    result = {}
+    result = list(fixes)
     for index in applied:
-        finding = findings[index]
+        fix = fixes[index]
         rows = [
-            (e.location[0] - 1, e.end_location[0] - 1) for e in finding.fix.edits
+            (e.location[0] - 1, e.end_location[0] - 1) for e in fix.edits
         ]  # 0-based, both ends included
         edits = tuple(
             _narrowed("".join(before[i1:i2]), "".join(after[j1:j2]), i1 + 1)
@@ -69,9 +83,7 @@ def _laid_out_file(text: str, findings: list[Finding], formatter) -> dict:
             if any(first < max(i2, i1 + 1) and i1 <= last for first, last in rows)
         )
         if edits:
-            result[id(finding)] = replace(
-                finding, fix=replace(finding.fix, edits=edits)
-            )
+            result[index] = replace(fix, edits=edits)
     return result
 
 

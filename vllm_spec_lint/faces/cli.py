@@ -571,11 +571,13 @@ def _format_findings(
     if args.output_format == "concise":
         return report.format_concise(findings, unsafe=unsafe)
     # The formats that show fixes show them as fix lays them out.
+    from vllm_spec_lint.edges.cache import PreviewCache
     from vllm_spec_lint.edges.previews import laid_out
 
     sources = _sources_of(findings, stdin)
     start = Path(args.stdin_filename or ".") if stdin is not None else args.paths[0]
-    findings = laid_out(findings, sources, config, start)
+    cache = None if getattr(args, "no_cache", True) else PreviewCache(config.root)
+    findings = laid_out(findings, sources, config, start, cache)
     if args.output_format == "json":
         return report.format_json(findings)
     if args.output_format == "sarif":
