@@ -216,19 +216,32 @@ class PreviewCache:
     def __init__(self, root: Path):
         self.root = root
         self.folder = root / CACHE_DIR / __version__ / "previews"
+        # folder -> digest of the settings files in it and above it
+        self._settings: dict[Path, bytes] = {}
 
     def key(self, path: str, text: str, fixes: list[Fix], formatter: str) -> str:
         digest = hashlib.sha256()
         for part in (formatter, path, repr(fixes), text):
             digest.update(part.encode("utf-8", "surrogatepass") + b"\0")
-        folder = Path(path).absolute().parent
-        for candidate in (folder, *folder.parents):
+        digest.update(self._settings_above(Path(path).absolute().parent))
+        return digest.hexdigest()
+
+    def _settings_above(self, folder: Path) -> bytes:
+        """A digest of the formatter settings files in ``folder`` and every
+        folder above it, each folder read once a run."""
+        known = self._settings.get(folder)
+        if known is None:
+            parent = folder.parent
+            digest = hashlib.sha256(
+                b"" if parent == folder else self._settings_above(parent)
+            )
             for name in _FORMATTER_SETTINGS:
                 try:
-                    digest.update(name.encode() + (candidate / name).read_bytes())
+                    digest.update(name.encode() + (folder / name).read_bytes())
                 except OSError:
                     continue
-        return digest.hexdigest()
+            known = self._settings[folder] = digest.digest()
+        return known
 
     def _entry(self, key: str) -> Path:
         return self.folder / key[:2] / f"{key}.json"
