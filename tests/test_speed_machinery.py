@@ -151,12 +151,16 @@ def test_warm_cache_gives_the_cold_results(tree):
     assert _sites(cold, tree) == STRICT_SITES
     assert not (tree / ".vllm_spec_lint_cache").exists()
     assert _json(tree) == cold  # fills the cache
+    cache = tree / ".vllm_spec_lint_cache"
     entries = [
         e
-        for e in (tree / ".vllm_spec_lint_cache").rglob("*.json")
-        if e.parent.name != "class-bases"
+        for e in cache.rglob("*.json")
+        if e.parent.name != "class-bases" and "previews" not in e.parts
     ]
     assert len(entries) == 5  # the files that name an anchor
+    # The report's laid-out fixes: one entry per file with a fix to show.
+    previews = list(cache.rglob("previews/*/*.json"))
+    assert len(previews) == 4
     assert _json(tree) == cold  # from the cache
     assert (tree / ".vllm_spec_lint_cache" / ".gitignore").read_text().endswith("*\n")
 
