@@ -11,6 +11,7 @@ file with fixes, none for a file without.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import replace
 from pathlib import Path
@@ -45,20 +46,30 @@ def laid_out(
     if choice.executable is None:
         return findings
     identity = f"{choice.kind} {choice.executable} {choice.line_length}"
-    replaced: dict[int, Finding] = {}
-    for path, with_fix in by_file.items():
-        raw = [f.fix for f in with_fix]
+
+    def one_file(path: str) -> list[Fix] | None:
+        raw = [f.fix for f in by_file[path]]
         key = cache.key(path, sources[path], raw, identity) if cache else None
         fixes = cache.get(key) if cache else None
         if fixes is None or len(fixes) != len(raw):
             try:
                 fixes = _laid_out_fixes(sources[path], raw, choice.for_file(path))
             except FormatError:
-                continue
+                return None
             if cache:
                 cache.put(key, fixes)
-        for finding, fix in zip(with_fix, fixes, strict=True):
-            replaced[id(finding)] = replace(finding, fix=fix)
+        return fixes
+
+    # The formatter runs in a process of its own: files side by side.
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(min(len(by_file), os.cpu_count() or 1)) as pool:
+        laid = dict(zip(by_file, pool.map(one_file, by_file), strict=True))
+    replaced: dict[int, Finding] = {}
+    for path, fixes in laid.items():
+        if fixes is not None:
+            for finding, fix in zip(by_file[path], fixes, strict=True):
+                replaced[id(finding)] = replace(finding, fix=fix)
     return [replaced.get(id(f), f) for f in findings]
 
 
