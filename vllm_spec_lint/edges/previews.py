@@ -5,8 +5,9 @@ A rule's fix is a raw edit (``isinstance(x, (A, B))`` on one long line);
 (the full format's diff, JSON's and SARIF's edits) runs the same first pass
 for each file: every fix applied at once, the changed ranges laid out, as
 ``fix`` does; the laid-out text is then cut back into one fix per finding,
-each holding the changed lines its own edits touched. One formatter call per
-file with fixes, none for a file without.
+each holding the changed lines its own edits touched. The formatter runs
+only for files with a fix to show (ruff once per changed range), files side
+by side, and what it gives is cached (edges/cache.py's PreviewCache).
 """
 
 from __future__ import annotations
