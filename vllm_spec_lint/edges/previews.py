@@ -48,24 +48,35 @@ def laid_out(
         return findings
     identity = f"{choice.kind} {choice.executable} {choice.line_length}"
 
+    keys: dict[str, str] = {}
+    laid: dict[str, list[Fix] | None] = {}
+    if cache is not None:
+        for path, with_fix in by_file.items():
+            raw = [f.fix for f in with_fix]
+            keys[path] = cache.key(path, sources[path], raw, identity)
+            cached = cache.get(keys[path])
+            if cached is not None and len(cached) == len(raw):
+                laid[path] = cached
+
     def one_file(path: str) -> list[Fix] | None:
         raw = [f.fix for f in by_file[path]]
-        key = cache.key(path, sources[path], raw, identity) if cache else None
-        fixes = cache.get(key) if cache else None
-        if fixes is None or len(fixes) != len(raw):
-            try:
-                fixes = _laid_out_fixes(sources[path], raw, choice.for_file(path))
-            except FormatError:
-                return None
-            if cache:
-                cache.put(key, fixes)
+        try:
+            fixes = _laid_out_fixes(sources[path], raw, choice.for_file(path))
+        except FormatError:
+            return None
+        if cache:
+            cache.put(keys[path], fixes)
         return fixes
 
-    # The formatter runs in a process of its own: files side by side.
-    from concurrent.futures import ThreadPoolExecutor
+    missing = [path for path in by_file if path not in laid]
+    if len(missing) > 1:
+        # The formatter runs in a process of its own: files side by side.
+        from concurrent.futures import ThreadPoolExecutor
 
-    with ThreadPoolExecutor(min(len(by_file), os.cpu_count() or 1)) as pool:
-        laid = dict(zip(by_file, pool.map(one_file, by_file), strict=True))
+        with ThreadPoolExecutor(min(len(missing), os.cpu_count() or 1)) as pool:
+            laid.update(zip(missing, pool.map(one_file, missing), strict=True))
+    else:
+        laid.update((path, one_file(path)) for path in missing)
     replaced: dict[int, Finding] = {}
     for path, fixes in laid.items():
         if fixes is not None:
