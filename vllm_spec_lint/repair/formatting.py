@@ -244,8 +244,8 @@ class RangeFormatter:
     """Formats the spans of a file's text a fix changed, and nothing else.
 
     ``path`` tells the formatter which project's settings apply (ruff and
-    black take it as ``--stdin-filename``; yapf runs from the file's folder,
-    where it looks for its style)."""
+    black take it as ``--stdin-filename``, absolute: they run from the
+    file's folder, where yapf looks for its style)."""
 
     def __init__(self, kind: str, executable: str, path: str, line_length: int | None):
         self.kind = kind
@@ -279,11 +279,12 @@ class RangeFormatter:
             ]  # fmt: skip
             return [
                 self.executable, "format", *ranges, *length,
-                "--stdin-filename", self.path, "-",
+                "--stdin-filename", os.path.abspath(self.path), "-",
             ]  # fmt: skip
         if self.kind == "black":
             return [
-                self.executable, "-q", *ranges, "--stdin-filename", self.path, "-",
+                self.executable, "-q", *ranges,
+                "--stdin-filename", os.path.abspath(self.path), "-",
             ]  # fmt: skip
         return [self.executable, *ranges]  # yapf reads stdin
 
