@@ -35,6 +35,11 @@ _NETWORK_ERRORS = re.compile(
     r"|No route to host|SSLError|Could not fetch URL|RemoteDisconnected",
     re.IGNORECASE,
 )
+# pip could reach the index but not build the sdist's metadata.
+_BUILD_FAILED = re.compile(
+    r"metadata-generation-failed|subprocess-exited-with-error|build dependencies",
+    re.IGNORECASE,
+)
 # vLLM ships only platform wheels: ask for the Linux x86-64 CPython 3.12 one.
 _VLLM_WHEEL = [
     "--only-binary", ":all:", "--python-version", "3.12", "--implementation", "cp",
@@ -118,6 +123,10 @@ def _download(name: str, version: str, folder: Path) -> Path:
             raise IndexUnreachable(
                 f"the package index cannot be reached for {name}=={version}: {message}"
             )
+        if _BUILD_FAILED.search(out.stderr):
+            # An sdist-only release pip must build to read its metadata
+            # (vllm-ascend needs torch for that): take the sdist itself.
+            return _download_sdist(name, version, folder, message)
         raise FetchError(f"pip cannot download {name}=={version}: {message}")
     archives = sorted(folder.iterdir())
     if len(archives) != 1:
@@ -127,16 +136,69 @@ def _download(name: str, version: str, folder: Path) -> Path:
 
 def _index_url() -> str:
     """The index pip uses: PIP_INDEX_URL, else its configuration, else PyPI."""
-    if os.environ.get("PIP_INDEX_URL"):
-        return os.environ["PIP_INDEX_URL"]
+    return _index_urls()[0]
+
+
+def _index_urls() -> list[str]:
+    """Every index pip reads: the main one (PIP_INDEX_URL, else its
+    configuration, else PyPI), then the extra ones."""
+    main = os.environ.get("PIP_INDEX_URL", "")
+    extra = os.environ.get("PIP_EXTRA_INDEX_URL", "").split()
     out = subprocess.run(
         [sys.executable, "-m", "pip", "config", "list"], capture_output=True, text=True
     )
     for line in out.stdout.splitlines():
         key, _, value = line.partition("=")
-        if key.endswith(".index-url"):
-            return value.strip().strip("'\"")
-    return "https://pypi.org/simple/"
+        value = value.strip().strip("'\"")
+        if key.endswith(".index-url") and not main:
+            main = value
+        elif key.endswith(".extra-index-url"):
+            extra += value.split()
+    return [main or "https://pypi.org/simple/", *extra]
+
+
+def _download_sdist(name: str, version: str, folder: Path, why: str) -> Path:
+    """The release's sdist, found on the indexes' simple pages (PEP 503) and
+    checked against the sha256 the page gives."""
+    import hashlib
+    import html.parser
+    import urllib.error
+    import urllib.parse
+    import urllib.request
+
+    class Links(html.parser.HTMLParser):
+        def __init__(self):
+            super().__init__()
+            self.hrefs: list[str] = []
+
+        def handle_starttag(self, tag, attrs):
+            self.hrefs += [v for k, v in attrs if tag == "a" and k == "href" and v]
+
+    project = re.sub(r"[-_.]+", "-", name).lower()
+    stem = "[-_.]".join(map(re.escape, project.split("-")))
+    wanted = re.compile(rf"{stem}-{re.escape(version)}\.(tar\.gz|zip)", re.IGNORECASE)
+    for index in _index_urls():
+        page = index.rstrip("/") + f"/{project}/"
+        try:
+            with urllib.request.urlopen(page, timeout=60) as response:
+                text = response.read().decode("utf-8", "replace")
+        except (urllib.error.URLError, OSError, ValueError):
+            continue
+        links = Links()
+        links.feed(text)
+        for href in links.hrefs:
+            url, _, fragment = urllib.parse.urljoin(page, href).partition("#")
+            filename = urllib.parse.unquote(url.rsplit("/", 1)[-1])
+            if not wanted.fullmatch(filename):
+                continue
+            with urllib.request.urlopen(url, timeout=600) as response:
+                data = response.read()
+            digest = fragment.partition("sha256=")[2]
+            if digest and hashlib.sha256(data).hexdigest() != digest:
+                raise FetchError(f"{filename}: its sha256 is not the index's")
+            (folder / filename).write_bytes(data)
+            return folder / filename
+    raise FetchError(f"no sdist of {name}=={version} on the indexes; pip: {why}")
 
 
 def _index_reachable() -> bool:
