@@ -52,7 +52,7 @@ CODES = "VSL001, VSL002, VSL003, VSL004, VSL005, VSL006, VSL007, VSL900"
         (
             "pyproject.toml",
             'families = [{ module = "a", members = ["A"] }]',
-            "invalid value for 'families[0].members': expected two or more class names",
+            "invalid value for 'families[0].members': expected two or more class names (dotted for another module)",
         ),
         (
             "pyproject.toml",

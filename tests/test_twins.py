@@ -707,8 +707,13 @@ def test_scores_add_up_from_each_signal():
 def test_hierarchy_sources_are_described_with_their_origin():
     hierarchy = ClassHierarchy.default()
     assert hierarchy.described_sources() == "built-in defaults"
-    read = hierarchy.with_module("m", {"X": ()}, "/v/m.py", "vllm-source")
-    assert read.described_sources() == "vllm-source: /v/m.py"
+    read = hierarchy.with_module(
+        KV_CACHE_INTERFACE, {"X": ()}, "/v/kv.py", "vllm-source"
+    )
+    assert read.described_sources() == "vllm-source: /v/kv.py"
+    # A plugin's module adds to vLLM's classes; the defaults are still used.
+    other = hierarchy.with_module("m", {"X": ()}, "/p/m.py", "scanned tree")
+    assert other.described_sources() == "built-in defaults, scanned tree: /p/m.py"
     plugin = hierarchy.with_classes(
         {"p.Mine": (f"{KV_CACHE_INTERFACE}.MLAAttentionSpec",)},
         "1 class",

@@ -41,6 +41,7 @@ def fingerprint(config: Config, hierarchy: ClassHierarchy) -> str:
         config.extend_safe_fixes,
         config.extend_unsafe_fixes,
         sorted(hierarchy.bases.items()),
+        sorted(hierarchy.unresolved.items()),
     )
     return hashlib.sha256(repr(settings).encode()).hexdigest()
 
@@ -128,7 +129,7 @@ class ClassBasesCache:
 
     def __init__(self, root: Path):
         self.root = root
-        self.folder = root / CACHE_DIR / __version__ / "class-bases"
+        self.folder = root / CACHE_DIR / __version__ / "class-bases-imported"
 
     def __call__(self, source: bytes) -> dict[str, tuple[str, ...]]:
         entry = self.folder / f"{hashlib.sha256(source).hexdigest()}.json"

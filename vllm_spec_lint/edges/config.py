@@ -20,7 +20,7 @@ from vllm_spec_lint.core.settings import (
     unknown_selectors,
 )
 from vllm_spec_lint.edges.discovery import exclusion_problem
-from vllm_spec_lint.model.hierarchy import Family
+from vllm_spec_lint.model.hierarchy import Family, short_name
 from vllm_spec_lint.repair.formatting import FIX_FORMATTERS
 
 SECTION = "vllm-spec-lint"
@@ -74,12 +74,28 @@ def _families(source: str, value) -> tuple[Family, ...]:
                 source, f"{where}.module", "expected a dotted module name"
             )
         members = _str_list(source, f"{where}.members", entry.get("members"))
-        if len(members) < 2 or not all(m.isidentifier() for m in members):
+        if len(members) < 2 or not all(_class_name(m) for m in members):
             raise ConfigError(
-                source, f"{where}.members", "expected two or more class names"
+                source,
+                f"{where}.members",
+                "expected two or more class names (dotted for another module)",
             )
-        families.append(Family(str(entry.get("name", members[0])), module, members))
+        # A dotted member is in its own module: a plugin's stand-in beside
+        # vLLM's companion.
+        modules = tuple(m.rpartition(".")[0] or module for m in members)
+        families.append(
+            Family(
+                str(entry.get("name", short_name(members[0]))),
+                module,
+                tuple(short_name(m) for m in members),
+                member_modules=modules if set(modules) != {module} else (),
+            )
+        )
     return tuple(families)
+
+
+def _class_name(member: str) -> bool:
+    return all(part.isidentifier() for part in member.split("."))
 
 
 def _per_file_ignores(

@@ -24,7 +24,12 @@ from pathlib import Path
 
 from vllm_spec_lint.core.settings import Config
 from vllm_spec_lint.edges.files import read_source
-from vllm_spec_lint.model.hierarchy import ClassHierarchy, read_class_bases
+from vllm_spec_lint.model.hierarchy import (
+    ClassHierarchy,
+    module_path,
+    read_class_bases,
+    short_name,
+)
 
 
 class HierarchyError(Exception):
@@ -43,14 +48,15 @@ def load_hierarchy(
     source that has it. ``class_bases`` reads a module's classes (a cache,
     for the runner)."""
     hierarchy = ClassHierarchy.default()
-    for module, module_path in dict.fromkeys(
-        (f.module, f.module_path) for f in config.families
-    ):
-        for origin, candidate in _candidates(roots, files, config, module_path):
+    modules = dict.fromkeys(m for f in config.families for m in f.modules)
+    # vLLM's modules first: a plugin's classes derive from theirs.
+    for module in sorted(modules, key=lambda m: not _is_vllm(m)):
+        path = module_path(module)
+        for origin, candidate in _candidates(roots, files, config, path):
             if not candidate.is_file():
-                if origin == "vllm-source":
+                if origin == "vllm-source" and _is_vllm(module):
                     raise HierarchyError(
-                        f"{config.vllm_source}: no {module_path} there "
+                        f"{config.vllm_source}: no {path} there "
                         "(expected a vLLM checkout or a site-packages folder)"
                     )
                 continue
@@ -61,34 +67,64 @@ def load_hierarchy(
                 break
             hierarchy = hierarchy.with_module(module, bases, str(candidate), origin)
             break
+    warnings += _unknown_bases(config, hierarchy)
     return hierarchy
 
 
+def _is_vllm(module: str) -> bool:
+    return module.partition(".")[0] == "vllm"
+
+
+def _unknown_bases(config: Config, hierarchy: ClassHierarchy) -> list[str]:
+    """A warning for each configured class whose bases are not all known:
+    narrowing takes no test against a parent to exclude it."""
+    found = []
+    for family in config.families:
+        for cls in family.qualified_members:
+            if cls in hierarchy.bases and hierarchy.knows_bases(cls):
+                continue
+            if cls not in hierarchy.bases:
+                why = f"not found: no {module_path(cls.rpartition('.')[0])} was read"
+            else:
+                missing = [
+                    b
+                    for c in hierarchy.ancestors(cls)
+                    for b in hierarchy.unresolved.get(c, ())
+                ]
+                why = f"derives from {', '.join(missing)}, which no module read defines"
+            found.append(
+                f"family {family.name}: {short_name(cls)} {why}; its bases are "
+                "unknown, so no test against a parent class is taken to exclude it"
+            )
+    return found
+
+
 def _candidates(
-    roots: list[Path], files: list[str], config: Config, module_path: str
+    roots: list[Path], files: list[str], config: Config, module_file: str
 ) -> Iterator[tuple[str, Path]]:
     """(origin, path) of each place the family module may be, in order."""
     if config.vllm_source is not None:
-        yield "vllm-source", Path(config.vllm_source) / module_path
-        return
+        yield "vllm-source", Path(config.vllm_source) / module_file
+        if _is_vllm(module_file.partition("/")[0]):
+            return  # a plugin's module is looked for where it is installed
     in_tree = [
         Path(os.path.abspath(f))
         for f in files
-        if f.replace(os.sep, "/").endswith("/" + module_path)
+        if f.replace(os.sep, "/").endswith("/" + module_file)
     ]
-    for path in in_tree:
-        yield "scanned tree", path
+    for found in in_tree:
+        yield "scanned tree", found
     if not in_tree:
         for root in roots:
             folder = root.absolute() if root.is_dir() else root.absolute().parent
             for candidate in (folder, *folder.parents):
-                yield "scanned tree", candidate / module_path
+                yield "scanned tree", candidate / module_file
     virtual_env = os.environ.get("VIRTUAL_ENV")
     if virtual_env:
         for site_packages in _site_packages(Path(virtual_env)):
-            yield "VIRTUAL_ENV", site_packages / module_path
-    for location in _importable(module_path.partition("/")[0]):
-        yield "interpreter", location.parent / module_path
+            yield "VIRTUAL_ENV", site_packages / module_file
+    for location in _importable(module_file.partition("/")[0]):
+        yield "interpreter", location.parent / module_file
 
 
 def _site_packages(environment: Path) -> list[Path]:

@@ -25,7 +25,7 @@ from vllm_spec_lint.core.findings import PARSE_ERROR_CODE, Finding, wanted
 from vllm_spec_lint.core.settings import RULE_NAMES, Config, ConfigError, rule_url
 from vllm_spec_lint.edges.config import load_config
 from vllm_spec_lint.edges.hierarchy_sources import HierarchyError, load_hierarchy
-from vllm_spec_lint.model.hierarchy import ClassHierarchy, short_name
+from vllm_spec_lint.model.hierarchy import ClassHierarchy, module_path, short_name
 
 NAME = "vllm-spec-lint"
 FIX_ALL = f"{types.CodeActionKind.SourceFixAll.value}.{NAME}"
@@ -506,9 +506,10 @@ def _matters(uri: str, server: SpecLintServer) -> bool:
     sources = {s for p in server.projects.values() for s in p.hierarchy.sources}
     return path in sources or path.endswith(
         tuple(
-            "/" + f.module_path
+            "/" + module_path(m)
             for p in server.projects.values()
             for f in p.config.families
+            for m in f.modules
         )
     )
 

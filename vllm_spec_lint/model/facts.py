@@ -76,6 +76,8 @@ def excludes(fact: Fact, companion: str, hierarchy: ClassHierarchy) -> bool:
     covered = bool(test.named & hierarchy.ancestors(companion))
     unknown = any(r.qualname is None for r in test.refs)
     if fact.is_instance:
+        if not hierarchy.knows_bases(companion):
+            return False  # whatever it derives from, a test may admit it
         # A subclass of the companion (a plugin's own) is a companion too.
         related = covered or any(
             companion in hierarchy.ancestors(named) for named in test.named

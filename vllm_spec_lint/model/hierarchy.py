@@ -27,19 +27,44 @@ class Family:
     # Why a discovered family was proposed (model/twins.py), in a few words;
     # empty for a configured one.
     evidence: str = ""
+    # A stand-in family (model/stand_ins.py): the module of each member,
+    # which may differ (a plugin's anchor beside vLLM's companion); empty
+    # when every member is in ``module``.
+    member_modules: tuple[str, ...] = ()
+    # A stand-in family: the configured family it derives from, and why.
+    derived_from: str = ""
+    stand_in: str = ""
+    # Why tests against the anchor are not reported by default (a subclass
+    # that is not a stand-in); ``--strict`` reports them with this reason.
+    quiet_reason: str = ""
+
+    @property
+    def qualified_members(self) -> tuple[str, ...]:
+        modules = self.member_modules or (self.module,) * len(self.members)
+        return tuple(f"{m}.{c}" for m, c in zip(modules, self.members, strict=True))
 
     @property
     def anchor(self) -> str:
-        return f"{self.module}.{self.members[0]}"
+        return self.qualified_members[0]
 
     @property
     def companions(self) -> tuple[str, ...]:
-        return tuple(f"{self.module}.{m}" for m in self.members[1:])
+        return self.qualified_members[1:]
 
     @property
     def module_path(self) -> str:
         """Where the module's file sits in a source tree, e.g. ``vllm/v1/x.py``."""
-        return self.module.replace(".", "/") + ".py"
+        return module_path(self.module)
+
+    @property
+    def modules(self) -> tuple[str, ...]:
+        """The modules the members are defined in, the family's own first."""
+        return tuple(dict.fromkeys((self.module, *self.member_modules)))
+
+
+def module_path(module: str) -> str:
+    """Where a module's file sits in a source tree, e.g. ``vllm/v1/x.py``."""
+    return module.replace(".", "/") + ".py"
 
 
 DEFAULT_FAMILIES = (
@@ -74,6 +99,9 @@ class ClassHierarchy:
     # For each source, where it was found: "vllm-source", "scanned tree",
     # "VIRTUAL_ENV", "interpreter" (edges/hierarchy_sources.py), "scanned files".
     origins: tuple[str, ...] = ("built-in defaults",)
+    # Classes with a base that is not a known class (imported from a module
+    # that was not read), as those bases' dotted names.
+    unresolved: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     _ancestors: dict[str, frozenset[str]] = field(
         default_factory=dict, compare=False, repr=False
     )
@@ -89,10 +117,40 @@ class ClassHierarchy:
         source: str,
         origin: str,
     ) -> ClassHierarchy:
-        """This hierarchy with ``module``'s classes replaced by ``bases``."""
-        kept = {c: b for c, b in self.bases.items() if not c.startswith(module + ".")}
-        kept.update(_qualify(module, bases))
-        return self._replaced(kept, source, origin, keep_defaults=False)
+        """This hierarchy with ``module``'s classes replaced by ``bases``
+        (:func:`read_class_bases`). An imported base counts when it is a
+        class this hierarchy knows, by its dotted name or, re-exported, by a
+        class name only one known class has; others are kept in
+        ``unresolved``."""
+        prefix = module + "."
+        kept = {c: b for c, b in self.bases.items() if not c.startswith(prefix)}
+        outside = set(kept) | {b for bs in kept.values() for b in bs}
+        by_name: dict[str, list[str]] = {}
+        for known in outside:
+            by_name.setdefault(short_name(known), []).append(known)
+        unresolved = {
+            c: b for c, b in self.unresolved.items() if not c.startswith(prefix)
+        }
+        for cls, parents in bases.items():
+            found, missing = [], []
+            for base in parents:
+                if "." not in base:  # defined in the module itself
+                    found.append(prefix + base)
+                    continue
+                dotted = absolute_name(base, module)
+                same_name = by_name.get(short_name(dotted), [])
+                if dotted in outside:
+                    found.append(dotted)
+                elif len(same_name) == 1:
+                    found.append(same_name[0])
+                else:
+                    missing.append(dotted)
+            kept[prefix + cls] = tuple(found)
+            if missing:
+                unresolved[prefix + cls] = tuple(missing)
+        # The built-in defaults describe vLLM's module: read, they are gone.
+        replaced = module == KV_CACHE_INTERFACE
+        return self._replaced(kept, source, origin, not replaced, unresolved)
 
     def with_classes(
         self, bases: Mapping[str, tuple[str, ...]], source: str, origin: str
@@ -101,7 +159,12 @@ class ClassHierarchy:
         return self._replaced({**self.bases, **bases}, source, origin)
 
     def _replaced(
-        self, bases, source: str, origin: str, keep_defaults: bool = True
+        self,
+        bases,
+        source: str,
+        origin: str,
+        keep_defaults: bool = True,
+        unresolved: Mapping[str, tuple[str, ...]] | None = None,
     ) -> ClassHierarchy:
         kept = [
             (s, o)
@@ -110,7 +173,18 @@ class ClassHierarchy:
         ]
         kept.append((source, origin))
         return ClassHierarchy(
-            bases, tuple(s for s, _ in kept), tuple(o for _, o in kept)
+            bases,
+            tuple(s for s, _ in kept),
+            tuple(o for _, o in kept),
+            self.unresolved if unresolved is None else unresolved,
+        )
+
+    def knows_bases(self, cls: str) -> bool:
+        """Whether every base of ``cls`` is known: a class read from a module
+        whose bases were all found (not a configured class whose module was
+        never found, nor one deriving from a class of an unread module)."""
+        return cls in self.bases and not any(
+            c in self.unresolved for c in self.ancestors(cls)
         )
 
     def described_sources(self) -> str:
@@ -160,7 +234,10 @@ class ClassHierarchy:
 
 
 def read_class_bases(source: bytes | str) -> dict[str, tuple[str, ...]]:
-    """Top-level classes of a module and those of their bases defined in it.
+    """Top-level classes of a module and their bases: a class defined in the
+    module by its bare name, an imported one by its dotted name as imported
+    (``vllm.v1.kv_cache_interface.MLAAttentionSpec``, or relative:
+    ``..kv_cache_interface.MLAAttentionSpec``); other bases are left out.
 
     Read with ``ast``: this runs on every check of a vLLM tree, and needs no
     more than names. The same module (flake8 asks once per folder) is parsed
@@ -173,13 +250,33 @@ def read_class_bases(source: bytes | str) -> dict[str, tuple[str, ...]]:
 def _class_bases(source: bytes | str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     import ast
 
-    classes = [n for n in ast.parse(source).body if isinstance(n, ast.ClassDef)]
+    tree = ast.parse(source)
+    classes = [n for n in tree.body if isinstance(n, ast.ClassDef)]
     defined = {c.name for c in classes}
+    imported: dict[str, str] = {}
+    for node in ast.walk(tree):  # imports under ``if TYPE_CHECKING:`` too
+        if isinstance(node, ast.ImportFrom):
+            module = "." * node.level + (node.module or "")
+            for alias in node.names:
+                dot = "" if module.endswith(".") else "."
+                imported[alias.asname or alias.name] = f"{module}{dot}{alias.name}"
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                bound = alias.asname or alias.name.partition(".")[0]
+                imported[bound] = alias.name if alias.asname else bound
+
+    def base_name(base: ast.expr) -> str | None:
+        if isinstance(base, ast.Subscript):  # Generic[T], a parametrised base
+            base = base.value
+        if isinstance(base, ast.Name):
+            return base.id if base.id in defined else imported.get(base.id)
+        if isinstance(base, ast.Attribute):
+            head = base_name(base.value)
+            return f"{head}.{base.attr}" if head else None
+        return None
+
     return tuple(
-        (
-            c.name,
-            tuple(b.id for b in c.bases if isinstance(b, ast.Name) and b.id in defined),
-        )
+        (c.name, tuple(b for b in map(base_name, c.bases) if b is not None))
         for c in classes
     )
 

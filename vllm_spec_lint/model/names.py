@@ -40,7 +40,7 @@ class Names:
 
     @cached_property
     def known_classes(self) -> frozenset[str]:
-        members = {f"{f.module}.{m}" for f in self.families for m in f.members}
+        members = {m for f in self.families for m in f.qualified_members}
         return self.hierarchy.classes() | members
 
     # -- names -------------------------------------------------------------
