@@ -14,7 +14,8 @@ from pathlib import Path
 from vllm_spec_lint.core.settings import Config
 from vllm_spec_lint.edges.discovery import module_name_for
 from vllm_spec_lint.edges.files import read_source
-from vllm_spec_lint.model.hierarchy import ClassHierarchy, short_name
+from vllm_spec_lint.model.hierarchy import ClassHierarchy, module_path, short_name
+from vllm_spec_lint.model.stand_ins import stand_in_families
 from vllm_spec_lint.model.twins import (
     ClassShape,
     Twin,
@@ -49,7 +50,7 @@ def read_spec_classes(
     """``read`` reads a scanned file (the runner keeps the bytes for later)."""
     shapes: list[ClassShape] = []
     family_files = set()
-    for module in dict.fromkeys(f.module for f in config.families):
+    for module in dict.fromkeys(m for f in config.families for m in f.modules):
         path = _source_of(module, hierarchy)
         if path is None:
             continue
@@ -64,7 +65,9 @@ def read_spec_classes(
     encoded = frozenset(n.encode() for n in known)
     # Only names that end like a family module can be one: no abspath for
     # the thousands of others.
-    family_suffixes = tuple(f"/{f.module_path}" for f in config.families)
+    family_suffixes = tuple(
+        f"/{module_path(m)}" for f in config.families for m in f.modules
+    )
     for name in files:
         # "/" first: a relative name ("vllm/v1/...") ends like one too.
         if ("/" + name.replace(os.sep, "/")).endswith(
@@ -110,13 +113,16 @@ def with_spec_classes(
     read: Callable[[str], bytes] = read_source,
 ) -> tuple[Config, ClassHierarchy]:
     """A plugin's own spec classes join the hierarchy (when the scanned tree
-    is not vLLM itself: vLLM defines its spec classes in the family module),
-    and with ``discover-families`` the discovered twins join the families."""
-    plugin = "scanned tree" not in hierarchy.origins
-    if not (config.discover_families or (plugin and files)):
-        return config, hierarchy
-    classes = read_spec_classes(files, config, hierarchy, warnings, read)
-    if plugin:
+    is not vLLM itself: vLLM defines its spec classes in the family module)
+    and the families their stand-ins form join the families
+    (model/stand_ins.py); with ``discover-families`` the discovered twins
+    join too."""
+    plugin = not _scans_vllm(config, hierarchy)
+    if config.discover_families or (plugin and files):
+        classes = read_spec_classes(files, config, hierarchy, warnings, read)
+    else:
+        classes = None
+    if plugin and classes is not None:
         scanned = classes.shapes[classes.first_scanned :]
         bases = {
             s.qualname: tuple(
@@ -130,12 +136,26 @@ def with_spec_classes(
         if bases:
             count = "1 class" if len(bases) == 1 else f"{len(bases)} classes"
             hierarchy = hierarchy.with_classes(bases, count, "scanned files")
+    derived = stand_in_families(config.families, hierarchy)
+    if derived:
+        config = replace(config, families=config.families + derived)
     if config.discover_families:
         twins, _ = discover(files, config, hierarchy, warnings, read, classes)
         joined = families_from(twins, config.families)
         if joined:
             config = replace(config, families=config.families + joined)
     return config, hierarchy
+
+
+def _scans_vllm(config: Config, hierarchy: ClassHierarchy) -> bool:
+    """Whether the scanned tree holds vLLM's own family module."""
+    vllm_paths = tuple(
+        "/" + f.module_path for f in config.families if f.module.startswith("vllm.")
+    )
+    return any(
+        origin == "scanned tree" and source.replace(os.sep, "/").endswith(vllm_paths)
+        for source, origin in zip(hierarchy.sources, hierarchy.origins, strict=True)
+    )
 
 
 def _derives_from(source: bytes, names: frozenset[bytes]) -> bool:
@@ -149,9 +169,9 @@ def _derives_from(source: bytes, names: frozenset[bytes]) -> bool:
 
 
 def _source_of(module: str, hierarchy: ClassHierarchy) -> str | None:
-    module_path = module.replace(".", "/") + ".py"
+    path = module_path(module)
     for source in hierarchy.sources:
-        if source.replace(os.sep, "/").endswith("/" + module_path):
+        if source.replace(os.sep, "/").endswith("/" + path):
             return source
     return None
 

@@ -62,9 +62,15 @@ def companion_expressions(
 
     ``mod.MLAAttentionSpec`` gives ``mod.SlidingWindowMLASpec``; a bare name
     gives the name the companion is already bound to in that scope, or its
-    class name plus an import. None when the name is taken by something else.
+    class name plus an import. None when the name is taken by something
+    else, or when a companion of another module is not bound in scope.
     """
-    if isinstance(anchor, cst.Attribute):
+    anchor_class = model.names.class_of(anchor) or ""
+    module = anchor_class.rpartition(".")[0]
+    # A companion from another module (a plugin's stand-in beside vLLM's
+    # class) is named only where a name is bound to it already.
+    elsewhere = [c for c in companions if c.rpartition(".")[0] != module]
+    if isinstance(anchor, cst.Attribute) and not elsewhere:
         return [
             anchor.with_changes(attr=cst.Name(short_name(c))) for c in companions
         ], ()
@@ -74,6 +80,8 @@ def companion_expressions(
         if bound is not None:
             expressions.append(cst.Name(bound))
             continue
+        if companion in elsewhere or isinstance(anchor, cst.Attribute):
+            return None
         name = short_name(companion)
         if model.names.name_is_taken(anchor, name):
             return None

@@ -30,8 +30,8 @@ class Report:
     fix: FixPlan | None = None
     # Why the default mode does not report it (narrowing.py); strict mode does.
     suppressed_by: str | None = None
-    # A discovered pair is a guess: its fix stays unsafe whatever a project
-    # promotes (extend-safe-fixes).
+    # A discovered pair or a stand-in's family is a guess: its fix stays
+    # unsafe whatever a project promotes (extend-safe-fixes).
     guessed_family: bool = False
 
 
@@ -70,9 +70,11 @@ class Rule(cst.BatchableCSTVisitor):
         *,
         family: Family | None = None,
     ):
-        guessed = family is not None and bool(family.evidence)
-        if guessed:  # a discovered pair is a guess: say why
+        guessed = family is not None and bool(family.evidence or family.stand_in)
+        if family is not None and family.evidence:  # a guess: say why
             message += f" (discovered twin: {family.evidence})"
+        if family is not None and suppressed_by is None:
+            suppressed_by = family.quiet_reason or None
         self.reports.append(
             Report(self.CODE, node, message, fix, suppressed_by, guessed)
         )

@@ -4,8 +4,9 @@ import libcst as cst
 
 from vllm_spec_lint.model.class_tests import TypeTest
 from vllm_spec_lint.model.facts import ends_in, excludes
-from vllm_spec_lint.model.hierarchy import short_name
+from vllm_spec_lint.model.hierarchy import Family, short_name
 from vllm_spec_lint.model.narrowing import decision_of
+from vllm_spec_lint.model.semantic_model import SemanticModel
 from vllm_spec_lint.model.syntax import target_key, walk
 from vllm_spec_lint.repair.plans import FixPlan, companion_expressions
 from vllm_spec_lint.rules.base import Example, Rule
@@ -276,7 +277,7 @@ class ParentSweepsInCompanion(Rule):
                 (p, model.names.class_of(p.cls)) for p in class_patterns(case.pattern)
             ]
             named = {cls for _, cls in patterns if cls}
-            for family in model.families:
+            for family in _swept_families(model):
                 for companion, parents in hierarchy.companion_parents(family).items():
                     taken = earlier | named
                     if taken & (hierarchy.ancestors(companion) - set(parents)) or (
@@ -363,7 +364,7 @@ class ParentSweepsInCompanion(Rule):
         """(family, companion, parent) for each companion whose nearest keyed
         class along its MRO is one of its own parents."""
         hierarchy = self.model.hierarchy
-        for family in self.model.families:
+        for family in _swept_families(self.model):
             for companion, parents in hierarchy.companion_parents(family).items():
                 on_mro = keyed & hierarchy.ancestors(companion)
                 for parent in parents:
@@ -391,7 +392,7 @@ class ParentSweepsInCompanion(Rule):
         if test is None or test.exact or test.kind not in ("isinstance", "mro"):
             return
         hierarchy = self.model.hierarchy
-        for family in self.model.families:
+        for family in _swept_families(self.model):
             for companion, parents in hierarchy.companion_parents(family).items():
                 refs = [
                     r for r in test.refs if r.qualname in parents and not r.via_constant
@@ -534,3 +535,16 @@ def _refuses(block: cst.BaseSuite) -> bool:
     if isinstance(first, cst.Return):
         return first.value is None or _false_or_none(first.value)
     return False
+
+
+def _swept_families(model: SemanticModel) -> list[Family]:
+    """The families whose companions a parent test can sweep in: not a
+    stand-in's (an anchor that subclasses another family's anchor, derived
+    or configured), whose companion's parents are the other family's and
+    its report names them already."""
+    anchors = {f.anchor for f in model.families}
+    return [
+        f
+        for f in model.families
+        if not (anchors & (model.hierarchy.ancestors(f.anchor) - {f.anchor}))
+    ]
