@@ -9,6 +9,7 @@ import libcst as cst
 
 from vllm_spec_lint.model.hierarchy import Family
 from vllm_spec_lint.model.names import Names
+from vllm_spec_lint.model.syntax import walk
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,7 @@ class TypeTest:
         return [r for r in self.refs if r.qualname == family.anchor]
 
 
+_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
 _COMPARISONS = {
     cst.Is: (True, False),  # (positive, membership)
     cst.Equal: (True, False),
@@ -173,7 +175,7 @@ class ClassTests:
             if target is not None:  # C in type(x).__mro__
                 refs = self.classinfo_refs(left)
                 return TypeTest(expr, target, left, refs, False, positive, kind="mro")
-            scanned = self._mro_names(right)
+            scanned = self._mro_names(self._bound_once(right) or right)
             if scanned is not None:  # "C" in {c.__name__ for c in type(x).__mro__}
                 refs = self.string_refs(left)
                 if refs:
@@ -263,6 +265,32 @@ class ClassTests:
         if variable_name is None or not _is_name_of(expr.elt, variable_name):
             return None
         return self._mro_of(expr.for_in.iter)
+
+    def _bound_once(self, name: cst.BaseExpression) -> cst.BaseExpression | None:
+        """The value of ``name = value``, the one binding of ``name`` in the
+        scope it is read in (``names = {c.__name__ for c in type(x).__mro__}``
+        then ``"C" in names``); None otherwise."""
+        if not isinstance(name, cst.Name):
+            return None
+        scopes = self.names.scopes
+        binder = scopes.binder(name, name.value)
+        if (
+            binder is None
+            or len(binder.bindings[name.value]) != 1
+            or not isinstance(binder.node, (cst.Module, cst.FunctionDef))
+        ):
+            return None
+        body = binder.node if binder.node is scopes.module else binder.node.body
+        prune = (cst.FunctionDef, cst.ClassDef, cst.Lambda, *_COMPREHENSIONS)
+        for node in walk(body, prune):
+            if (
+                isinstance(node, cst.Assign)
+                and len(node.targets) == 1
+                and isinstance(node.targets[0].target, cst.Name)
+                and node.targets[0].target.value == name.value
+            ):
+                return node.value
+        return None
 
     def _name_of(self, expr: cst.BaseExpression) -> cst.BaseExpression | None:
         """``x`` for ``type(x).__name__`` / ``x.__class__.__qualname__``."""
