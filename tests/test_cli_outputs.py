@@ -79,6 +79,8 @@ def test_families_as_json(hybrid_tree):
                 "anchor": f"{kci}.MLAAttentionSpec",
                 "companions": [f"{kci}.SlidingWindowMLASpec"],
                 "discovered": False,
+                "stand_in": None,
+                "quiet": None,
             }
         ],
         "hierarchy": {
