@@ -4,8 +4,10 @@ tests, benchmarks and sweeps that run the linter on real code.
     python scripts/fetch_sources.py vllm==0.33.0        # prints the folder
     python scripts/fetch_sources.py tpu-inference==0.32.0
 
-``pip download --no-deps`` fetches the release (for vLLM, the Linux x86-64
-wheel for CPython 3.12, whichever Python runs this); only its ``*.py`` files
+``pip download --no-deps`` fetches the release's wheel (for vLLM, the Linux
+x86-64 one for CPython 3.12, whichever Python runs this); a release with no
+wheel, its sdist from the index's simple page (pip would build it to read its
+metadata, build dependencies and all); only the archive's ``*.py`` files
 are unpacked, into ``$VSL_SOURCES`` (default ``~/.cache/vllm-spec-lint``)
 ``/NAME-VERSION``. A folder unpacked before is reused. The code is read by
 the linter, never imported, and never copied into this repository.
@@ -35,11 +37,8 @@ _NETWORK_ERRORS = re.compile(
     r"|No route to host|SSLError|Could not fetch URL|RemoteDisconnected",
     re.IGNORECASE,
 )
-# pip could reach the index but not build the sdist's metadata.
-_BUILD_FAILED = re.compile(
-    r"metadata-generation-failed|subprocess-exited-with-error|build dependencies",
-    re.IGNORECASE,
-)
+# pip reached the index and found no wheel of the release.
+_NO_WHEEL = re.compile(r"No matching distribution found", re.IGNORECASE)
 # vLLM ships only platform wheels: ask for the Linux x86-64 CPython 3.12 one.
 _VLLM_WHEEL = [
     "--only-binary", ":all:", "--python-version", "3.12", "--implementation", "cp",
@@ -112,7 +111,10 @@ def _download(name: str, version: str, folder: Path) -> Path:
     command = [
         sys.executable, "-m", "pip", "download", "--no-deps", "--quiet",
         "--disable-pip-version-check", "--dest", str(folder),
-        *(_VLLM_WHEEL if name == "vllm" else []),
+        # A wheel only: pip would build an sdist to read its metadata, with
+        # every build dependency (torch, for vllm-ascend). An sdist-only
+        # release is taken from the index itself.
+        *(_VLLM_WHEEL if name == "vllm" else ["--only-binary", ":all:"]),
         f"{name}=={version}",
     ]  # fmt: skip
     out = subprocess.run(command, capture_output=True, text=True)
@@ -123,9 +125,7 @@ def _download(name: str, version: str, folder: Path) -> Path:
             raise IndexUnreachable(
                 f"the package index cannot be reached for {name}=={version}: {message}"
             )
-        if _BUILD_FAILED.search(out.stderr):
-            # An sdist-only release pip must build to read its metadata
-            # (vllm-ascend needs torch for that): take the sdist itself.
+        if name != "vllm" and _NO_WHEEL.search(out.stderr):
             return _download_sdist(name, version, folder, message)
         raise FetchError(f"pip cannot download {name}=={version}: {message}")
     archives = sorted(folder.iterdir())
@@ -198,7 +198,10 @@ def _download_sdist(name: str, version: str, folder: Path, why: str) -> Path:
                 raise FetchError(f"{filename}: its sha256 is not the index's")
             (folder / filename).write_bytes(data)
             return folder / filename
-    raise FetchError(f"no sdist of {name}=={version} on the indexes; pip: {why}")
+    raise FetchError(
+        f"pip cannot download {name}=={version}, a wheel, nor is there an sdist "
+        f"on the indexes: {why}"
+    )
 
 
 def _index_reachable() -> bool:

@@ -178,3 +178,75 @@ def test_lmcache_tests_by_name_are_read_as_mro_tests():
         # MambaSpec is not among the default hierarchy's classes.
         (92, "mro", False, [None]),
     ]
+
+
+# vllm-ascend mirrors vLLM's pair: AscendMLAAttentionSpec(MLAAttentionSpec)
+# and AscendSlidingWindowMLASpec(SlidingWindowMLASpec). Its default findings,
+# written out: nine tests against the MLA stand-in, two against vLLM's anchor.
+ASCEND = ("vllm-ascend", "0.23.0.post1")
+ASCEND_LEFT_OUT = "leaves out AscendSlidingWindowMLASpec"
+ASCEND_DEFAULT = [
+    f"vllm_ascend/utils.py:1719:38: VSL001 isinstance() check against AscendMLAAttentionSpec {ASCEND_LEFT_OUT}",
+    f"vllm_ascend/utils.py:1727:38: VSL001 isinstance() check against AscendMLAAttentionSpec {ASCEND_LEFT_OUT}",
+    "vllm_ascend/core/single_type_kv_cache_manager.py:272:34: VSL001 isinstance() check against "
+    f"AscendMLAAttentionSpec {ASCEND_LEFT_OUT}",
+    "vllm_ascend/distributed/kv_transfer/kv_p2p/mooncake_connector.py:2168:59: VSL001 isinstance() check "
+    "against MLAAttentionSpec leaves out SlidingWindowMLASpec",
+    "vllm_ascend/distributed/kv_transfer/kv_pool/cpu_offload/metadata.py:141:37: VSL001 isinstance() check "
+    f"against AscendMLAAttentionSpec {ASCEND_LEFT_OUT}",
+    "vllm_ascend/worker/model_runner_v1.py:3980:38: VSL001 isinstance() check against "
+    f"AscendMLAAttentionSpec {ASCEND_LEFT_OUT}",
+    f"vllm_ascend/worker/pcp_utils.py:1924:42: VSL001 isinstance() check against AscendMLAAttentionSpec {ASCEND_LEFT_OUT}",
+    f"vllm_ascend/worker/v2/attn_utils.py:239:34: VSL001 isinstance() check against AscendMLAAttentionSpec {ASCEND_LEFT_OUT}",
+    f"vllm_ascend/worker/v2/attn_utils.py:399:50: VSL001 isinstance() check against AscendMLAAttentionSpec {ASCEND_LEFT_OUT}",
+    f"vllm_ascend/worker/v2/attn_utils.py:479:47: VSL001 isinstance() check against AscendMLAAttentionSpec {ASCEND_LEFT_OUT}",
+    "vllm_ascend/worker/v2/attn_utils.py:479:71: VSL001 isinstance() check against MLAAttentionSpec "
+    "leaves out SlidingWindowMLASpec",
+]
+
+
+def _concise(*args: str, cwd: Path) -> list[str]:
+    result = run_cli(
+        "check", "--no-cache", "--output-format", "concise", *args, ".", cwd=cwd
+    )
+    assert result.returncode == 1, result.stderr
+    return [line for line in result.stdout.splitlines() if ": VSL" in line]
+
+
+def test_vllm_ascends_stand_ins_are_checked():
+    assert _concise(cwd=fetch_release(*ASCEND)) == ASCEND_DEFAULT
+
+
+def test_vllm_ascends_stand_ins_configured_check_the_same(tmp_path):
+    tree = tmp_path / "vllm-ascend"
+    shutil.copytree(fetch_release(*ASCEND), tree)
+    families = run_cli("families", ".", cwd=tree).stdout
+    start = families.index("extend-families = [")
+    block = families[start : families.index("\n]\n", start) + 3]
+    (tree / "pyproject.toml").write_text("[tool.vllm-spec-lint]\n" + block)
+    assert _concise(cwd=tree) == ASCEND_DEFAULT
+    # One file at a time, as pre-commit passes it, the same.
+    alone = run_cli(
+        "check",
+        "--no-cache",
+        "--output-format",
+        "concise",
+        "vllm_ascend/worker/pcp_utils.py",
+        cwd=tree,
+    )
+    assert alone.stdout.splitlines()[0] == ASCEND_DEFAULT[6]
+
+
+def test_turbo_attns_stand_ins_merge_asserts_are_quiet_by_default():
+    tree = fetch_release("turbo-attn", "0.70.1")
+    assert _concise(cwd=tree) == [
+        "tkv/integrations/vllm/mla_impl.py:817:83: VSL001 isinstance() check against MLAAttentionSpec "
+        "leaves out SlidingWindowMLASpec"
+    ]
+    strict = _concise("--strict", cwd=tree)
+    assert strict[1:] == [
+        "tkv/integrations/vllm/mla_spec.py:96:34: VSL001 isinstance() check against TkvMLAAttentionSpec leaves "
+        "out SlidingWindowMLASpec [strict; assert: a failing assert is loud, not a silent misclassification]",
+        "tkv/integrations/vllm/mla_spec.py:170:34: VSL001 isinstance() check against BypassMLAAttentionSpec leaves "
+        "out SlidingWindowMLASpec [strict; assert: a failing assert is loud, not a silent misclassification]",
+    ]

@@ -386,3 +386,29 @@ def test_the_plugin_section_of_the_usage_docs_works_as_written(plugin):
     with (plugin / "pyproject.toml").open("a") as f:
         f.write("\n" + toml)
     assert _lines("vllm_acme/worker/kv_transfer.py", cwd=plugin) == DEFAULT
+
+
+def test_the_pictures_draw_the_stand_ins_pairs(plugin):
+    result = run_cli("families", "--output-format", "mermaid", ".", cwd=plugin)
+    lines = result.stdout.splitlines()
+    assert (
+        '    AcmeMLAAttentionSpec -.-|"stand-in mla:AcmeMLAAttentionSpec"| AcmeSlidingWindowMLASpec'
+        in lines
+    )
+    assert (
+        '    AcmeIndexerCacheSpec -.-|"subclass mla:AcmeIndexerCacheSpec, --strict only"| AcmeSlidingWindowMLASpec'
+        in lines
+    )
+    assert "    SlidingWindowMLASpec --> AcmeSlidingWindowMLASpec" in lines
+
+
+def test_discovery_shows_the_stand_ins_beside_the_twins(plugin):
+    result = run_cli("families", "--discover", ".", cwd=plugin)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    # The pair shares one field: no structural twin, but a stand-in.
+    assert lines[1:4] == [
+        "  none",
+        "",
+        "stand-in mla:AcmeMLAAttentionSpec (vllm_acme.core.kv_cache_interface)",
+    ]

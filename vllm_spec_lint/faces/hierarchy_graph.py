@@ -22,9 +22,15 @@ def _edges(hierarchy: ClassHierarchy, classes: list[str]) -> list[tuple[str, str
     ]
 
 
+def _label(family: Family) -> str:
+    if family.quiet_reason:
+        return f"subclass {family.name}, --strict only"
+    return f"{'stand-in' if family.derived_from else 'family'} {family.name}"
+
+
 def _pairs(families: Iterable[Family], twins) -> list[tuple[str, str, str]]:
     """(anchor, companion, label) of each family pair and each twin."""
-    pairs = {(f.anchor, c): f"family {f.name}" for f in families for c in f.companions}
+    pairs = {(f.anchor, c): _label(f) for f in families for c in f.companions}
     for twin in twins:
         pairs.setdefault(
             (twin.anchor, twin.companion), f"discovered twin, score {twin.score:g}"
