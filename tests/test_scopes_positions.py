@@ -99,11 +99,25 @@ def _assert_same_qualified_names(module: cst.Module) -> None:
         and dotted(node) is not None
     ]
     assert loads
+    # libcst binds `x := ...` in a comprehension in the comprehension; Python
+    # (PEP 572), and we, bind it in the scope around it.
+    walrus = {
+        n.target.value
+        for n in _code_nodes(module)
+        if isinstance(n, cst.NamedExpr) and isinstance(n.target, cst.Name)
+    }
     for node in loads:
         value = expected[node]
         theirs = {q.name for q in (value() if callable(value) else value)}
         if not theirs:
             continue  # libcst leaves out what it cannot place; so may we
+        if dotted(node).partition(".")[0] in walrus:
+            theirs = {q.replace("<comprehension>.", "") for q in theirs}
+            ours = {
+                q.replace("<comprehension>.", "") for q in scopes.qualified_names(node)
+            }
+            assert theirs <= ours, module.code_for_node(node)
+            continue
         # libcst sometimes keeps only the last of several bindings (an import
         # and its `except ImportError: X = None` fallback); any may be live.
         assert theirs <= scopes.qualified_names(node), module.code_for_node(node)

@@ -157,6 +157,9 @@ class Facts:
         # the operators that widen it (``or``; ``and`` for a negated check).
         in_chain, negations_done = True, False
         in_branch_test = False  # the check is in an if/elif condition
+        # What earlier code established about a variable another scope can
+        # rebind (a global, a nonlocal) may not hold by the time it runs.
+        shared = model.rebound_elsewhere(node, subject)
         child, parent = node, model.parent(node)
         while parent is not None:
             if in_chain and not negations_done and _is_not(parent):
@@ -185,7 +188,7 @@ class Facts:
                     holds = child is parent.body
                     in_branch_test &= isinstance(child, cst.If)  # an elif
                     for fact in self._from(parent.test, holds):
-                        if subject.matches(fact):
+                        if subject.matches(fact) and (in_branch_test or not shared):
                             yield _tagged(fact, in_branch_test)
             elif isinstance(parent, cst.IfExp) and child is not parent.test:
                 holds = child is parent.body
@@ -203,6 +206,8 @@ class Facts:
                         yield from _matching(self._from(comp_if.test, True), subject)
                     comp = comp.inner_for_in
             elif isinstance(parent, (cst.IndentedBlock, cst.Module)):
+                if shared:
+                    return
                 statements = parent.body
                 index = next((i for i, s in enumerate(statements) if s is child), None)
                 for statement in reversed(statements[:index] if index else []):

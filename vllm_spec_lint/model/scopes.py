@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from vllm_spec_lint.model.syntax import child_nodes
+from vllm_spec_lint.model.syntax import child_nodes, walk
 
 _BUILTINS = frozenset(dir(builtins))
 _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
@@ -55,6 +55,7 @@ class _Scope:
         self.prefix = prefix
         self.bindings: dict[str, list[Binding]] = {}
         self.declared_global: set[str] = set()
+        self.declared_nonlocal: set[str] = set()
 
     def bind(self, name: str, binding: Binding | None = None) -> None:
         self.bindings.setdefault(name, []).append(
@@ -69,6 +70,9 @@ class Scopes:
         self.module = module
         self.parents = parents
         self._scopes: dict[cst.CSTNode, _Scope] = {}
+        # (binding scope's node, name): whether an inner scope declares the
+        # name nonlocal.
+        self._nonlocal: dict[tuple[cst.CSTNode, str], bool] = {}
 
     # -- where a node is -------------------------------------------------------
 
@@ -132,6 +136,9 @@ class Scopes:
                 current = self._scope_for(self.module)
                 first = False
                 continue
+            if name in current.declared_nonlocal:  # the enclosing function's
+                current, first = current.parent, False
+                continue
             if (first or not isinstance(current.node, cst.ClassDef)) and (
                 current.bindings.get(name)
             ):
@@ -139,6 +146,23 @@ class Scopes:
             current = current.parent
             first = False
         return None
+
+    def rebound_elsewhere(self, node: cst.CSTNode, name: str) -> bool:
+        """Whether code in another scope may rebind the variable ``name`` is
+        at ``node``: a module-level name read in a function (any call can
+        change a global), or a variable an inner function declares
+        ``nonlocal``."""
+        binder = self.binder(node, name)
+        if binder is None or binder.node is self.module:  # global (or unbound)
+            return self._scope_node_of(node) is not self.module
+        key = (binder.node, name)
+        if key not in self._nonlocal:
+            self._nonlocal[key] = any(
+                isinstance(inner, cst.Nonlocal)
+                and any(item.name.value == name for item in inner.names)
+                for inner in walk(binder.node)
+            )
+        return self._nonlocal[key]
 
     def qualified_names_of(self, scope: _Scope, name: str) -> set[str]:
         """Qualified names of the dotted ``name`` as seen in ``scope``."""
@@ -189,16 +213,21 @@ def _collect(scope: _Scope) -> None:
         while comp is not None:
             _bind_target(scope, comp.target)
             comp = comp.inner_for_in
-        # As libcst (PEP 572 binds them in the enclosing function instead).
-        stack = list(child_nodes(node))
-        while stack:
-            inner = stack.pop()
-            if isinstance(inner, cst.NamedExpr):
-                _bind_target(scope, inner.target)
-            if not isinstance(inner, (cst.Lambda, *_COMPREHENSIONS)):
-                stack.extend(child_nodes(inner))
+        # A walrus binds in the enclosing function (PEP 572): _walk_body.
     else:
         _walk_body(scope, node.body)
+
+
+def _bind_walrus_targets(scope: _Scope, comprehension: cst.CSTNode) -> None:
+    """``x := ...`` inside a comprehension (nested ones too, not a lambda)
+    binds ``x`` in the scope around it (PEP 572)."""
+    stack = list(child_nodes(comprehension))
+    while stack:
+        inner = stack.pop()
+        if isinstance(inner, cst.NamedExpr):
+            _bind_target(scope, inner.target)
+        if not isinstance(inner, cst.Lambda):
+            stack.extend(child_nodes(inner))
 
 
 def _bind_parameters(scope: _Scope, params: cst.Parameters) -> None:
@@ -234,7 +263,10 @@ def _walk_body(scope: _Scope, body: cst.CSTNode) -> None:
             # Decorators, bases and defaults belong to this scope.
             stack.extend(child for child in child_nodes(node) if child is not node.body)
             continue
-        if isinstance(node, (cst.Lambda, *_COMPREHENSIONS)):
+        if isinstance(node, cst.Lambda):
+            continue
+        if isinstance(node, _COMPREHENSIONS):
+            _bind_walrus_targets(scope, node)
             continue
         if isinstance(node, (cst.Import, cst.ImportFrom)):
             _bind_import(scope, node)
@@ -269,6 +301,8 @@ def _bind_statement_part(scope: _Scope, node: cst.CSTNode) -> None:
         names = {item.name.value for item in node.names}
         if isinstance(node, cst.Global):
             scope.declared_global |= names
+        else:
+            scope.declared_nonlocal |= names
     elif isinstance(node, (cst.MatchAs, cst.MatchStar)):
         if node.name is not None:
             scope.bind(node.name.value)

@@ -86,6 +86,17 @@ class SemanticModel:
         name = _FIRST_NAME.match(key).group(0)
         return self.scopes.binder(node, name) is self.scopes.binder(other, name)
 
+    def rebound_elsewhere(self, node: cst.CSTNode, subject) -> bool:
+        """Whether the variable a fact subject starts from (``spec`` of
+        ``spec``, ``spec.kind`` or ``specs[0]``) may be rebound at ``node``
+        by code in another scope: a global read in a function, a variable
+        an inner function declares ``nonlocal``."""
+        key = subject.value or subject.collection
+        if key is None:
+            return False
+        first = _FIRST_NAME.match(key)
+        return first is not None and self.scopes.rebound_elsewhere(node, first.group(0))
+
     # -- positions in the real file ------------------------------------------
 
     def span(self, node: cst.CSTNode) -> tuple[tuple[int, int], tuple[int, int]]:
