@@ -562,6 +562,13 @@ SCREENED = {
         "def f(s):\n    return isinstance(s, (MLAAttentionSpec, SlidingWindowMLASpec))\n",
         True,
     ),
+    "rebound by a star pattern inside a function": (
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowMLASpec\n"
+        "def f(rows, s):\n    match rows:\n        case [_, *SlidingWindowMLASpec]:\n"
+        "            pass\n"
+        "    return isinstance(s, (MLAAttentionSpec, SlidingWindowMLASpec))\n",
+        True,
+    ),
     "rebound through global": (
         "from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowMLASpec\n"
         "def g():\n    global SlidingWindowMLASpec\n"
