@@ -10,7 +10,6 @@ from contextlib import redirect_stderr
 import pytest
 
 from tests.conftest import REPO, SPEC_CLASSES, run_cli, write_family_module
-from vllm_spec_lint.faces import cli
 
 pytestmark = pytest.mark.fast
 
@@ -342,10 +341,12 @@ def test_fix_counts_errors_in_the_singular_and_plural(tmp_path):
 
 
 def test_progress_bar():
+    from vllm_spec_lint.faces.commands.running import progress_line
+
     err = io.StringIO()
     with redirect_stderr(err):
-        cli._progress(1, 4)
-        cli._progress(4, 4)
+        progress_line(1, 4)
+        progress_line(4, 4)
     assert err.getvalue() == (
         "\r[#######.......................] 1/4 files"
         "\r[##############################] 4/4 files\n"

@@ -241,7 +241,7 @@ def test_rules_takes_output_format_and_its_alias():
 def _subparsers():
     import argparse
 
-    from vllm_spec_lint.faces.cli import build_parser
+    from vllm_spec_lint.faces.cli_options import build_parser
 
     parser = build_parser()
     [commands] = [
@@ -294,7 +294,7 @@ def test_the_default_follows_the_help_once_and_only_where_it_says_something():
 def test_a_help_that_states_its_default_is_left_as_written():
     import argparse
 
-    from vllm_spec_lint.faces.cli import _HelpFormatter
+    from vllm_spec_lint.faces.cli_options import _HelpFormatter
 
     parser = argparse.ArgumentParser(prog="p", formatter_class=_HelpFormatter)
     parser.add_argument("--tries", default=3, help="attempts [default: three]")
