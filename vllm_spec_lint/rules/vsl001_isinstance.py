@@ -25,6 +25,13 @@ class IsinstanceLeavesOutCompanion(Rule):
     same value for it. The class may be named directly, through an alias or
     a module attribute, in a tuple (nested, starred), or in an ``A | B`` union.
 
+    A plugin's stand-in (``AscendMLAAttentionSpec(MLAAttentionSpec)``, a
+    subclass named after the class it replaces) is checked the same way:
+    what it leaves out is the plugin's stand-in of the companion, or
+    ``SlidingWindowMLASpec`` itself where the plugin has none. A subclass
+    under a name of its own (a different cache) is reported only with
+    ``--strict`` (docs/rules.md, "Stand-ins").
+
     By default a check is not reported when ``SlidingWindowMLASpec`` cannot
     reach it (an earlier guard, branch or early exit in the same function
     rules it out), when the function tests the same value for it elsewhere,
