@@ -295,3 +295,49 @@ def test_a_fix_in_a_project_with_its_own_ruff_line_length_stays_ruff_clean(tmp_p
         cwd=tmp_path, capture_output=True, text=True,
     )  # fmt: skip
     assert check.returncode == 0, check.stdout + check.stderr
+
+
+def _many(rows: int, *, neighbours: str) -> str:
+    """``rows`` fixed statements (``f(a,b)``, to be formatted), each followed
+    by an untouched one written as ``neighbours`` says."""
+    return "".join(f"x{i} = f(a,b)\n{neighbours.format(i=i)}\n" for i in range(rows))
+
+
+def _spans(text: str) -> list[tuple[int, int]]:
+    return [(i, i + len("x0 = f(a,b)")) for i in range(len(text)) if text[i] == "x"]
+
+
+@pytest.mark.parametrize("changed", [3, 17, 40])
+@pytest.mark.parametrize("neighbours", ["y{i}  =  {i}", "y{i} = {i}"])
+def test_ruff_formats_each_changed_statement_and_nothing_between(
+    tmp_path, changed, neighbours
+):
+    """Up to 16 changed places ruff formats one at a time; beyond, one call
+    for them all is tried first. Either way each changed row is formatted
+    and the rows between stay as written."""
+    text = _many(changed, neighbours=neighbours)
+    formatter = RangeFormatter("ruff", _tool("ruff"), str(tmp_path / "m.py"), None)
+    expected = "".join(
+        f"x{i} = f(a, b)\n{neighbours.format(i=i)}\n" for i in range(changed)
+    )
+    assert formatter(text, _spans(text)) == expected
+
+
+@pytest.mark.parametrize(
+    "changed, neighbours, calls",
+    [
+        (40, "y{i} = {i}", 1),  # the rest is formatted: one call is exact
+        (40, "y{i}  =  {i}", 41),  # it is not: one call each after the first
+        (16, "y{i} = {i}", 16),
+    ],
+)
+def test_many_changes_in_a_formatted_file_cost_one_ruff_call(
+    tmp_path, monkeypatch, changed, neighbours, calls
+):
+    formatter = RangeFormatter("ruff", _tool("ruff"), str(tmp_path / "m.py"), None)
+    made = []
+    run = formatter._run
+    monkeypatch.setattr(formatter, "_run", lambda *a: made.append(a) or run(*a))
+    text = _many(changed, neighbours=neighbours)
+    formatter(text, _spans(text))
+    assert len(made) == calls

@@ -162,11 +162,11 @@ def _read(path: Path) -> str:
 # -- running one --------------------------------------------------------------------
 
 
-def _row_col(text: str, offset: int) -> tuple[int, int]:
-    from vllm_spec_lint.repair.text import line_starts
+def _row_col(starts: list[int], offset: int) -> tuple[int, int]:
+    """1-based row and column of ``offset``, given the text's line starts."""
+    import bisect
 
-    starts = line_starts(text)
-    row = max(i for i, s in enumerate(starts) if s <= offset)
+    row = bisect.bisect_right(starts, offset) - 1
     return row + 1, offset - starts[row] + 1
 
 
@@ -178,6 +178,22 @@ def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
         else:
             merged.append((start, end))
     return merged
+
+
+def _confined(before: str, after: str, rows: list[tuple[int, int]]) -> bool:
+    """Whether every change from ``before`` to ``after`` replaces lines of
+    one of ``rows`` (1-based, inclusive) and nothing else."""
+    import bisect
+
+    firsts = [first for first, _ in rows]
+    old, new = before.splitlines(keepends=True), after.splitlines(keepends=True)
+    for op, i1, i2, _, _ in line_opcodes(old, new):
+        if op == "equal":
+            continue
+        at = bisect.bisect_right(firsts, i1 + 1) - 1
+        if i1 == i2 or at < 0 or i2 > rows[at][1]:
+            return False  # lines added between rows, or beyond one
+    return True
 
 
 def line_opcodes(old: list[str], new: list[str]) -> list[tuple]:
@@ -240,6 +256,11 @@ def only_within(before: str, after: str, rows: list[tuple[int, int]]) -> str:
     return "".join(kept)
 
 
+# Up to this many changed places in a file, ruff formats each alone; above
+# it, one call for them all is tried first (RangeFormatter._ruff).
+RUFF_CALLS_PER_FILE = 16
+
+
 class RangeFormatter:
     """Formats the spans of a file's text a fix changed, and nothing else.
 
@@ -254,21 +275,41 @@ class RangeFormatter:
         self.line_length = line_length
 
     def __call__(self, text: str, spans: list[tuple[int, int]]) -> str:
-        rows = [
-            (_row_col(text, start)[0], _row_col(text, end)[0])
-            for start, end in _merged(spans)
-        ]
+        from vllm_spec_lint.repair.text import line_starts
+
+        if not spans:
+            return text
+        starts = line_starts(text)
+        merged = _merged(spans)
+        rows = [(_row_col(starts, a)[0], _row_col(starts, b)[0]) for a, b in merged]
         if self.kind == "ruff":
-            formatted = text
-            # One span at a time, last first, so earlier offsets stay valid.
-            for start, end in reversed(_merged(spans)):
-                (r1, c1), (r2, c2) = _row_col(text, start), _row_col(text, end)
-                formatted = self._run(["--range", f"{r1}:{c1}-{r2}:{c2}"], formatted)
+            formatted = self._ruff(text, starts, merged, rows)
         else:
             option = "--line-ranges" if self.kind == "black" else "--lines"
             ranges = [a for r in rows for a in (option, f"{r[0]}-{r[1]}")]
             formatted = self._run(ranges, text)
         return only_within(text, formatted, rows)
+
+    def _ruff(self, text, starts, merged, rows) -> str:
+        """ruff takes one range a call, and each call parses the whole file.
+        Many changed places: one call for the range from the first to the
+        last, kept when ruff changed nothing but the changed statements
+        (the rest of the file is ruff-formatted already: the same result as
+        a call per place); otherwise, and for a few places, one call each,
+        last first, so that earlier offsets stay valid."""
+        if len(merged) > RUFF_CALLS_PER_FILE:
+            (r1, c1), (r2, c2) = (
+                _row_col(starts, merged[0][0]),
+                _row_col(starts, merged[-1][1]),
+            )
+            formatted = self._run(["--range", f"{r1}:{c1}-{r2}:{c2}"], text)
+            if _confined(text, formatted, rows):
+                return formatted
+        formatted = text
+        for start, end in reversed(merged):
+            (r1, c1), (r2, c2) = _row_col(starts, start), _row_col(starts, end)
+            formatted = self._run(["--range", f"{r1}:{c1}-{r2}:{c2}"], formatted)
+        return formatted
 
     def _command(self, ranges: list[str]) -> list[str]:
         if self.kind == "ruff":
