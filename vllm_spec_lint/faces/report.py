@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
+from dataclasses import replace
 
 from vllm_spec_lint.core.findings import PARSE_ERROR_CODE, Finding, wanted
 from vllm_spec_lint.core.settings import RULE_NAMES, rule_url
@@ -45,16 +46,20 @@ def format_full(
     the location, a frame of the source with the span underlined, what the
     fix does and the fix as a diff, and whether it is unsafe. ``sources``
     holds the text of each file (none for files that could not be read)."""
-    return "".join(_full(f, sources.get(f.path), unsafe) + "\n" for f in findings)
+    lines_of: dict[str, list[str] | None] = {}  # each file split once
+    for f in findings:
+        if f.path not in lines_of:
+            source = sources.get(f.path)
+            lines_of[f.path] = None if source is None else _lines(source)
+    return "".join(_full(f, lines_of[f.path], unsafe) + "\n" for f in findings)
 
 
-def _full(f: Finding, source: str | None, unsafe: bool) -> str:
+def _full(f: Finding, lines: list[str] | None, unsafe: bool) -> str:
     marker = "[*] " if wanted(f, unsafe) else ""
     row, column = f.location
     head = f"{f.code} {marker}{f.message}"
-    if source is None:
+    if lines is None:
         return f"{head}\n --> {f.path}:{row}:{column}\n"
-    lines = _lines(source)
     first, last = max(1, row - _CONTEXT), min(len(lines), row + _CONTEXT)
     width = len(str(max(last, row)))
     gutter = " " * width
@@ -70,7 +75,7 @@ def _full(f: Finding, source: str | None, unsafe: bool) -> str:
         out.append(f"note: not reported by default: {f.suppressed_by}")
     if f.fix is not None:
         out.append(f"help: {f.fix.message}")
-        out += _fix_diff(source, f.fix)
+        out += _fix_diff(lines, f.fix)
         if f.fix.applicability != "safe":
             out.append("note: This is an unsafe fix and may change runtime behavior")
     if f.code != PARSE_ERROR_CODE:
@@ -89,24 +94,25 @@ def _lines(text: str) -> list[str]:
     return lines
 
 
-def _fix_diff(source: str, fix) -> list[str]:
+def _fix_diff(before: list[str], fix) -> list[str]:
     """The fix as ruff shows it: changed lines with one line of context,
     numbered as in the fixed file; removed lines unnumbered. Only the rows
-    around the edits are compared (a whole file would cost a diff of
-    thousands of lines per finding)."""
+    around the edits are fixed and compared (the whole file, per finding,
+    would make a report quadratic in the file's findings)."""
     import difflib
 
-    from vllm_spec_lint.repair.text import apply_fixes
-
-    fixed, _, _ = apply_fixes(source, [fix])
-    before, after = _lines(source), _lines(fixed)
-    width = len(str(len(after)))
+    windows = list(_edit_windows(fix, len(before)))
+    after: dict[int, str] = {}  # the fixed file's rows, around the edits
+    for (o1, o2), (n1, _) in windows:
+        for offset, line in enumerate(_fixed_rows(before, fix, o1, o2)):
+            after[n1 + offset] = line
+    width = len(str(len(before) + _rows_added(fix)))
     gutter = " " * width
     out = [f"{gutter} |"]
     groups = []
-    for (o1, o2), (n1, n2) in _edit_windows(fix, len(before)):
+    for (o1, o2), (n1, n2) in windows:
         matcher = difflib.SequenceMatcher(
-            None, before[o1:o2], after[n1:n2], autojunk=False
+            None, before[o1:o2], [after[j] for j in range(n1, n2)], autojunk=False
         )
         groups += [
             [(tag, o1 + i1, o1 + i2, n1 + j1, n1 + j2) for tag, i1, i2, j1, j2 in group]
@@ -125,6 +131,37 @@ def _fix_diff(source: str, fix) -> list[str]:
             out += [f"{j + 1:>{width}} + {after[j]}".rstrip() for j in range(j1, j2)]
     out.append(f"{gutter} |")
     return out
+
+
+def _fixed_rows(before: list[str], fix, first: int, stop: int) -> list[str]:
+    """Rows ``first`` to ``stop`` (0-based, ``stop`` excluded) with the fix's
+    edits inside them made: the same rows of the fixed file."""
+    from vllm_spec_lint.repair.text import apply_fixes
+
+    window = "\n".join(before[first:stop]) + "\n"
+    local = replace(
+        fix,
+        edits=tuple(
+            replace(
+                e,
+                location=(e.location[0] - first, e.location[1]),
+                end_location=(e.end_location[0] - first, e.end_location[1]),
+            )
+            for e in fix.edits
+            if first < e.location[0] <= stop + 1  # + 1: an insertion at the end
+        ),
+    )
+    fixed, _, _ = apply_fixes(window, [local])
+    return _lines(fixed)
+
+
+def _rows_added(fix) -> int:
+    from vllm_spec_lint.model.lines import NEWLINE
+
+    return sum(
+        len(NEWLINE.findall(e.content)) - (e.end_location[0] - e.location[0])
+        for e in fix.edits
+    )
 
 
 def _edit_windows(fix, rows: int):
