@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import re
 import shutil
 import statistics
 import subprocess
@@ -241,10 +242,13 @@ def main() -> int:
         ("peak RSS <= 300 MB", max(rss) / 1024, 300.0),
     ]  # fmt: skip
     report = render(median, median_cpu, targets, scaling, runs, spread, commands)
-    # benchmarks/lsp.py's section is its own: kept as it was.
+    # The sections of benchmarks/lsp.py and growth.py are theirs: kept.
     old = args.output.read_text() if args.output.exists() else ""
-    if "<!-- lsp -->" in old:
-        report = report.rstrip("\n") + "\n\n<!-- lsp -->" + old.split("<!-- lsp -->")[1]
+    kept = [
+        m.group(0) for m in re.finditer(r"<!-- (\w+) -->.*?<!-- /\1 -->\n", old, re.S)
+    ]
+    if kept:
+        report = report.rstrip("\n") + "\n\n" + "\n".join(kept)
     args.output.write_text(report)
     print(report)
     return 0
