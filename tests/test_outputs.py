@@ -373,3 +373,30 @@ def test_a_baseline_that_cannot_be_used_says_why(tmp_path, name, text, reason):
         (tmp_path / name).write_text(text)
     out = run_cli("check", "--baseline", name, ".", cwd=tmp_path)
     assert (out.returncode, out.stderr) == (2, f"error: {name}: {reason}\n")
+
+
+def test_the_full_report_shows_a_line_a_fix_adds_after_the_last_one(tmp_path):
+    """The report fixes only the rows around a fix's edits: an edit after
+    the file's last line (a registration added below the last one) is one
+    of them."""
+    (tmp_path / "reg.py").write_text(
+        "from vllm.v1.kv_cache_interface import KVCacheSpecRegistry, MLAAttentionSpec\n"
+        "\n"
+        'KVCacheSpecRegistry.register(MLAAttentionSpec, manager="latent")\n'
+    )
+    result = run_cli(
+        "check", "--no-cache", "--fix-formatter", "none", "reg.py", cwd=tmp_path
+    )
+    diff = result.stdout[result.stdout.index("help:") : result.stdout.index("note:")]
+    assert diff == (
+        "help: Register SlidingWindowMLASpec as MLAAttentionSpec\n"
+        "  |\n"
+        "  - from vllm.v1.kv_cache_interface import KVCacheSpecRegistry, MLAAttentionSpec\n"
+        "1 + from vllm.v1.kv_cache_interface import KVCacheSpecRegistry, "
+        "MLAAttentionSpec, SlidingWindowMLASpec\n"
+        "2 |\n"
+        "  ...\n"
+        '3 | KVCacheSpecRegistry.register(MLAAttentionSpec, manager="latent")\n'
+        '4 + KVCacheSpecRegistry.register(SlidingWindowMLASpec, manager="latent")\n'
+        "  |\n"
+    )

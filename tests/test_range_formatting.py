@@ -341,3 +341,26 @@ def test_many_changes_in_a_formatted_file_cost_one_ruff_call(
     text = _many(changed, neighbours=neighbours)
     formatter(text, _spans(text))
     assert len(made) == calls
+
+
+def test_one_call_for_many_changes_is_not_kept_where_it_adds_lines_between_them(
+    tmp_path,
+):
+    """Formatting the range from the first change to the last, ruff puts
+    blank lines between the functions; formatting each change alone (what a
+    fix asks for) does not. Such an answer is not kept."""
+    formatter = RangeFormatter("ruff", _tool("ruff"), str(tmp_path / "m.py"), None)
+    expected = "".join(f"def g{i}():\n    return f(a, b)\n" for i in range(17))
+    for text in (
+        "".join(f"def g{i}(): return f(a,b)\n" for i in range(17)),
+        # Only blank lines would be added outside the changed rows.
+        "".join(f"def g{i}():\n    return f(a,b)\n" for i in range(17)),
+    ):
+        spans = [(i, i + 6) for i in range(len(text)) if text.startswith("f(a,b)", i)]
+        assert formatter(text, spans) == expected
+    # Methods: one blank line between them, not added either.
+    text = "class C:\n" + "".join(
+        f"    def g{i}(self):\n        return f(a,b)\n" for i in range(17)
+    )
+    spans = [(i, i + 6) for i in range(len(text)) if text.startswith("f(a,b)", i)]
+    assert formatter(text, spans) == text.replace("f(a,b)", "f(a, b)")

@@ -187,13 +187,19 @@ def _confined(before: str, after: str, rows: list[tuple[int, int]]) -> bool:
 
     firsts = [first for first, _ in rows]
     old, new = before.splitlines(keepends=True), after.splitlines(keepends=True)
-    for op, i1, i2, _, _ in line_opcodes(old, new):
+    for op, i1, i2, j1, j2 in line_opcodes(old, new):
         if op == "equal":
             continue
         at = bisect.bisect_right(firsts, i1 + 1) - 1
-        if i1 == i2 or at < 0 or i2 > rows[at][1]:
-            return False  # lines added between rows, or beyond one
+        if at < 0 or i2 > rows[at][1]:
+            return False  # beyond a changed row
+        if _blank(new[j1:j2]) > _blank(old[i1:i2]):
+            return False  # blank lines put between statements
     return True
+
+
+def _blank(lines: list[str]) -> int:
+    return sum(1 for line in lines if not line.strip())
 
 
 def line_opcodes(old: list[str], new: list[str]) -> list[tuple]:
