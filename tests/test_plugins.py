@@ -136,6 +136,12 @@ def test_tests_against_a_stand_in_are_checked_like_tests_against_the_anchor(plug
     assert _lines(".", cwd=plugin) == DEFAULT
 
 
+def test_stand_ins_are_found_with_vllm_source_too(plugin, tmp_path):
+    # vLLM's classes read from a checkout: the plugin's still join them.
+    source = _vllm_source(tmp_path)
+    assert _lines("--vllm-source", str(source), ".", cwd=plugin) == DEFAULT
+
+
 def test_a_subclass_that_is_no_stand_in_is_reported_only_with_strict_and_its_reason(
     plugin,
 ):

@@ -146,6 +146,27 @@ def test_a_nonlocal_name_refers_to_the_enclosing_functions_variable():
     assert not scopes.rebound_elsewhere(in_other[-1], "spec")
 
 
+def test_a_nonlocal_name_in_a_method_skips_the_class_body():
+    import libcst as cst
+
+    from vllm_spec_lint.model.scopes import Scopes
+    from vllm_spec_lint.model.syntax import parent_map, walk
+
+    module = cst.parse_module(
+        "def outer():\n"
+        "    spec = 1\n"
+        "    class Holder:\n"
+        "        spec = 2\n"
+        "        def method(self):\n"
+        "            nonlocal spec\n"
+        "            return spec\n"
+    )
+    scopes = Scopes(module, parent_map(module))
+    outer = module.body[0]
+    read = [n for n in walk(module) if isinstance(n, cst.Return)][0].value
+    assert scopes.binder(read, "spec").node is outer
+
+
 def test_a_global_read_in_a_function_keeps_no_fact_from_earlier_statements():
     body = """\
     def f():

@@ -150,5 +150,7 @@ def test_a_name_set_of_the_mro_bound_once_is_read_where_it_is_tested():
 
         listed = [k.__name__ for k in type(x).__mro__]
         ok = "MLAAttentionSpec" not in listed
+
+        flags = ["MLAAttentionSpec" in names for names in groups]
         """
     assert findings(source) == [("VSL005", 5, 12), ("VSL005", 16, 6)]
