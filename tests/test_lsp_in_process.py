@@ -368,6 +368,30 @@ def test_a_safe_fix_is_preferred_and_fix_all_applies_it(project):
     assert _apply(WORKER, fix_all.edit.changes[uri]) == FIXED
 
 
+@pytest.mark.parametrize(
+    "only, kinds",
+    [
+        (["source"], ["source.fixAll.vllm-spec-lint"]),
+        (["source.fixAll"], ["source.fixAll.vllm-spec-lint"]),
+        (["quickfix"], ["quickfix", "quickfix"]),
+        (["refactor"], []),
+    ],
+)
+def test_a_client_asking_for_a_kind_gets_the_actions_of_its_sub_kinds(
+    project, only, kinds
+):
+    """LSP: a kind the client names covers every kind below it
+    (``source`` covers ``source.fixAll.vllm-spec-lint``)."""
+    (project / "pyproject.toml").write_text(
+        '[tool.vllm-spec-lint]\nextend-safe-fixes = ["VSL001"]\n'
+    )
+    server = initialized_server(project)
+    uri = opened(server, project / "worker.py", WORKER)
+    [diagnostic] = server.diagnostics(uri, server.check(uri))
+    actions = code_actions(server, uri, diagnostic.range, [diagnostic], only)
+    assert [a.kind for a in actions] == kinds
+
+
 def test_other_sources_diagnostics_get_no_actions(project):
     server = initialized_server(project)
     uri = opened(server, project / "worker.py", WORKER)
