@@ -204,3 +204,31 @@ def test_at_module_level_a_module_variable_is_narrowed():
             "excludes SlidingWindowMLASpec",
         )
     ]
+
+
+@pytest.mark.parametrize("quantifier", ["all", "any"])
+def test_a_filter_inside_any_or_all_is_excused_by_a_test_of_the_collection(
+    quantifier,
+):
+    """A generator handed to any()/all() decides once for the collection,
+    not element by element into a new one: another test of the collection
+    for the companion counts as handling it."""
+    body = f"""\
+    def f(specs):
+        if any(isinstance(s, SlidingWindowMLASpec) for s in specs):
+            log()
+        return {quantifier}(s.ready for s in specs if isinstance(s, MLAAttentionSpec))
+    """
+    assert _verdicts(body) == [
+        (6, "deliberate: line 4 tests `s` for SlidingWindowMLASpec")
+    ]
+
+
+def test_a_filter_building_a_list_is_not_excused_by_a_test_of_the_collection():
+    body = """\
+    def f(specs):
+        if any(isinstance(s, SlidingWindowMLASpec) for s in specs):
+            log()
+        return [s for s in specs if isinstance(s, MLAAttentionSpec)]
+    """
+    assert _verdicts(body) == [(6, None)]
