@@ -660,3 +660,17 @@ def test_nixl_codemod_finds_the_check_in_the_second_of_two_assignments(tmp_path)
         "                    layer_spec, (MLAAttentionSpec, SlidingWindowMLASpec)\n"
         "                )\n",
     )
+
+
+def test_nixl_site_is_the_is_mla_region_assignment_and_no_other_name():
+    from vllm_spec_lint.faces.codemods import nixl_mla_region
+
+    # An earlier `is_mla_model = isinstance(layer_spec, ...)` in the same
+    # function is another variable: only `is_mla_region` is PR #45831's.
+    site = "            is_mla_region = isinstance(layer_spec, MLAAttentionSpec)\n"
+    other = "            is_mla_model = isinstance(layer_spec, MLAAttentionSpec)\n"
+    text = WORKER_WITH_MORE_CHECKS.replace(site, other + site)
+    outcome = nixl_mla_region(text, None)
+    assert outcome.status == "applied"
+    assert other in outcome.text
+    assert site not in outcome.text
