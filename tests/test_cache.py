@@ -270,3 +270,20 @@ def test_a_clean_list_that_is_not_a_table_is_started_again(tmp_path, monkeypatch
     assert runner.run([tmp_path], config, jobs=1).results[0].findings == []
     clean = cache.CleanFiles(tmp_path, config, ClassHierarchy.default())
     assert list(clean.entries) == [str(tmp_path / "plain.py")]
+
+
+def test_a_file_the_screen_reports_is_not_marked_clean(tmp_path):
+    """A file the screen answers with a finding (a NUL byte) is not marked
+    clean, so a warm run reads it again; a file without the names is."""
+    binary, plain = tmp_path / "binary.py", tmp_path / "plain.py"
+    binary.write_bytes(b"x = 1\0\n")
+    plain.write_text("x = 1\n")
+    config = Config(root=tmp_path)
+    hierarchy = ClassHierarchy.default()
+    clean = cache.CleanFiles(tmp_path, config, hierarchy)
+    clean._RECENT_NS = -(10**18)  # every file counts as written long ago
+    read = runner._read(str(binary), config, hierarchy, clean)
+    assert [f.code for f in read.findings] == ["VSL900"]
+    assert not clean.is_clean(str(binary), os.stat(binary))
+    assert runner._read(str(plain), config, hierarchy, clean).findings == []
+    assert clean.is_clean(str(plain), os.stat(plain))
