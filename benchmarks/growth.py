@@ -21,7 +21,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from run import SELF, timed
+from run import SELF, replace_section, timed
 
 REPO = Path(__file__).resolve().parent.parent
 START, END = "<!-- growth -->", "<!-- /growth -->"
@@ -100,11 +100,7 @@ def main() -> int:
     parser.add_argument("--output", type=Path, default=REPO / "BENCHMARKS.md")
     args = parser.parse_args()
     section = render(measure(args.repeat))
-    old = args.output.read_text() if args.output.exists() else ""
-    if START in old:
-        head, _, rest = old.partition(START)
-        old = head + rest.partition(END)[2].lstrip("\n")
-    args.output.write_text(old.rstrip("\n") + "\n\n" + section)
+    replace_section(args.output, START, END, section)
     print(section)
     return (
         0 if all(row.endswith("| yes |") for row in section.splitlines()[7:-1]) else 1

@@ -21,6 +21,8 @@ import time
 from datetime import date
 from pathlib import Path
 
+from run import replace_section
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 VERSION = "0.34.0"
@@ -169,11 +171,7 @@ def main() -> int:
     timings, found = measure(path, args.changes)
     timings = timings[5:]  # the first changes warm the server's caches
     section = render(timings, found, len(path.read_text().splitlines()))
-    old = args.output.read_text() if args.output.exists() else ""
-    if START in old:
-        head, _, rest = old.partition(START)
-        old = head + rest.partition(END)[2].lstrip("\n")
-    args.output.write_text(old.rstrip("\n") + "\n\n" + section)
+    replace_section(args.output, START, END, section)
     print(section)
     met = all(row.endswith("| yes |") for row in section.splitlines() if "<=" in row)
     return 0 if met else 1

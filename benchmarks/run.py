@@ -112,6 +112,16 @@ def plugin_alone_cpu(tree: Path) -> float:
     return float(out.stdout.split()[-1])
 
 
+def replace_section(output: Path, start: str, end: str, section: str) -> None:
+    """Write ``section`` (from ``start`` to ``end``) into the report at
+    ``output``, in place of the one there, else at its end."""
+    old = output.read_text() if output.exists() else ""
+    if start in old:
+        head, _, rest = old.partition(start)
+        old = head + rest.partition(end)[2].lstrip("\n")
+    output.write_text(old.rstrip("\n") + "\n\n" + section)
+
+
 def clear_cache(tree: Path) -> None:
     shutil.rmtree(tree / ".vllm_spec_lint_cache", ignore_errors=True)
 

@@ -428,12 +428,4 @@ def test_flake8_with_the_stand_ins_configured_reports_what_check_reports(plugin)
         "    vllm_acme.core.kv_cache_interface: AcmeMLAAttentionSpec, AcmeSlidingWindowMLASpec\n"
     )
     result = run_flake8("vllm_acme/worker/kv_transfer.py", cwd=plugin)
-    assert result.stdout.splitlines() == [
-        "vllm_acme/worker/kv_transfer.py:9:42: VSL001 isinstance() check against AcmeMLAAttentionSpec "
-        "leaves out AcmeSlidingWindowMLASpec",
-        "vllm_acme/worker/kv_transfer.py:16:25: VSL001 isinstance() check against AcmeMLAAttentionSpec "
-        "leaves out AcmeSlidingWindowMLASpec",
-        "vllm_acme/worker/kv_transfer.py:33:24: VSL005 MRO test against MLAAttentionSpec leaves out SlidingWindowMLASpec",
-        "vllm_acme/worker/kv_transfer.py:36:47: VSL006 registry KVCacheSpecRegistry registers MLAAttentionSpec "
-        "and leaves out SlidingWindowMLASpec",
-    ]
+    assert result.stdout.splitlines() == DEFAULT
