@@ -26,6 +26,7 @@ from vllm_spec_lint.core.settings import Config
 from vllm_spec_lint.edges.files import read_source
 from vllm_spec_lint.model.hierarchy import (
     ClassHierarchy,
+    is_vllm_module,
     module_path,
     read_class_bases,
     short_name,
@@ -50,11 +51,11 @@ def load_hierarchy(
     hierarchy = ClassHierarchy.default()
     modules = dict.fromkeys(m for f in config.families for m in f.modules)
     # vLLM's modules first: a plugin's classes derive from theirs.
-    for module in sorted(modules, key=lambda m: not _is_vllm(m)):
+    for module in sorted(modules, key=lambda m: not is_vllm_module(m)):
         path = module_path(module)
         for origin, candidate in _candidates(roots, files, config, path):
             if not candidate.is_file():
-                if origin == "vllm-source" and _is_vllm(module):
+                if origin == "vllm-source" and is_vllm_module(module):
                     raise HierarchyError(
                         f"{config.vllm_source}: no {path} there "
                         "(expected a vLLM checkout or a site-packages folder)"
@@ -69,10 +70,6 @@ def load_hierarchy(
             break
     warnings += _unknown_bases(config, hierarchy)
     return hierarchy
-
-
-def _is_vllm(module: str) -> bool:
-    return module.partition(".")[0] == "vllm"
 
 
 def _unknown_bases(config: Config, hierarchy: ClassHierarchy) -> list[str]:
@@ -105,7 +102,7 @@ def _candidates(
     """(origin, path) of each place the family module may be, in order."""
     if config.vllm_source is not None:
         yield "vllm-source", Path(config.vllm_source) / module_file
-        if _is_vllm(module_file.partition("/")[0]):
+        if is_vllm_module(module_file.partition("/")[0]):
             return  # a plugin's module is looked for where it is installed
     in_tree = [
         Path(os.path.abspath(f))

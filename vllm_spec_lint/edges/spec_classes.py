@@ -14,7 +14,12 @@ from pathlib import Path
 from vllm_spec_lint.core.settings import Config
 from vllm_spec_lint.edges.discovery import module_name_for
 from vllm_spec_lint.edges.files import read_source
-from vllm_spec_lint.model.hierarchy import ClassHierarchy, module_path, short_name
+from vllm_spec_lint.model.hierarchy import (
+    ClassHierarchy,
+    is_vllm_module,
+    module_path,
+    short_name,
+)
 from vllm_spec_lint.model.stand_ins import stand_in_families
 from vllm_spec_lint.model.twins import (
     ClassShape,
@@ -150,7 +155,7 @@ def with_spec_classes(
 def _scans_vllm(config: Config, hierarchy: ClassHierarchy) -> bool:
     """Whether the scanned tree holds vLLM's own family module."""
     vllm_paths = tuple(
-        "/" + f.module_path for f in config.families if f.module.startswith("vllm.")
+        "/" + f.module_path for f in config.families if is_vllm_module(f.module)
     )
     return any(
         origin == "scanned tree" and source.replace(os.sep, "/").endswith(vllm_paths)

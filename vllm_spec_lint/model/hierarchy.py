@@ -62,6 +62,11 @@ class Family:
         return tuple(dict.fromkeys((self.module, *self.member_modules)))
 
 
+def is_vllm_module(module: str) -> bool:
+    """Whether ``module`` is one of vLLM's own (``vllm`` or below it)."""
+    return module.partition(".")[0] == "vllm"
+
+
 def module_path(module: str) -> str:
     """Where a module's file sits in a source tree, e.g. ``vllm/v1/x.py``."""
     return module.replace(".", "/") + ".py"
