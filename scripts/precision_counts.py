@@ -23,7 +23,7 @@ VERSIONS = ("0.24.0", "0.29.0", "0.33.0", "0.34.0")
 START, END = "<!-- counts:start -->", "<!-- counts:end -->"
 # The reasons' first words, in the page's order (model/narrowing.py and the
 # rules say them).
-REASONS = ("narrowed", "deliberate", "assert", "raise", "shared")
+REASONS = ("narrowed", "deliberate", "assert", "raise", "shared", "pairing")
 
 
 def counts(tree: Path) -> tuple[int, Counter]:

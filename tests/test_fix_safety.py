@@ -426,7 +426,9 @@ def release_copy(vllm_0_34_0, tmp_path) -> Path:
     return copy
 
 
-DEFAULT_FINDINGS_0_34_0 = 11  # 12 before hisparse/layout.py:101 was seen to be loud
+# 12 before hisparse/layout.py:101 was seen to be loud, 11 before backend
+# pairing left out the indexer builder's two tests and the QSA builder's.
+DEFAULT_FINDINGS_0_34_0 = 8
 
 
 @pytest.mark.release
@@ -455,7 +457,7 @@ def test_fix_changes_no_file_of_vllm_0_34_and_unsafe_fixes_fix_all(release_copy)
         f"({DEFAULT_FINDINGS_0_34_0} fixed, 0 remaining).\n"
     )
     changed = _changed_since(before, release_copy)
-    assert len(changed) == 8  # 11 findings in 8 files
+    assert len(changed) == 6  # 8 findings in 6 files
     for path in changed:
         ast.parse(path.read_bytes(), str(path))
     again = _sources(release_copy)
@@ -484,9 +486,9 @@ def test_add_noqa_adopts_vllm_0_34(release_copy):
         ".",
         cwd=release_copy,
     )
-    assert (out.returncode, out.stderr) == (0, "Added 11 noqa directives.\n")
+    assert (out.returncode, out.stderr) == (0, "Added 8 noqa directives.\n")
     changed = _changed_since(before, release_copy)
-    assert len(changed) == 8  # 11 findings in 8 files
+    assert len(changed) == 6  # 8 findings in 6 files
     for path in changed:
         after = path.read_text()
         ast.parse(after, str(path))

@@ -59,8 +59,18 @@ NEEDS_COMPANION_0_33_0 = [
     # `elif isinstance(layer_spec, AttentionSpec) and not isinstance(MLA)`: a
     # compressed layer gets page_size_padded as if it were a regular one.
     ("vllm/v1/core/kv_cache_planning.py", 397),
-    # compress_ratio is read from tokens_per_state for MLA layers only.
-    ("vllm/v1/attention/backends/mla/indexer.py", 1014),
+]
+
+# Tests on a metadata builder's own spec that backend pairing shows are
+# deliberate (read by hand too): the indexer builder (and its 4 subclasses)
+# is returned only by the indexer backends, whose layers (the indexer
+# caches) build MLAAttentionSpec or CircularBufferSpec; the QSA builder's
+# layers likewise. DeepSeek-V4's SlidingWindowMLASpec comes from the sparse
+# SWA and MLA attention layers, whose backends return other builders.
+PAIRED_0_33_0 = [
+    ("vllm/v1/attention/backends/mla/indexer.py", 1014, "DeepseekV32IndexerBackend"),
+    ("vllm/v1/attention/backends/mla/indexer.py", 1111, "DeepseekV32IndexerBackend"),
+    ("vllm/models/qwen4_exp/common/qsa_cache.py", 615, "QSAStateBackend"),
 ]
 
 
@@ -123,6 +133,21 @@ def test_default_reports_fewer_and_says_why_for_the_rest(
         assert (site in default) == (finding["suppressed_by"] is None), site
     for path, row in NEEDS_COMPANION_0_33_0:
         assert (path, row, "VSL001") in default
+
+
+def test_tests_on_a_builders_own_spec_are_left_out_by_pairing(
+    findings_0_33_0, strict_0_33_0, vllm_0_33_0
+):
+    default = _sites(findings_0_33_0, vllm_0_33_0)
+    reasons = {
+        _sites([f], vllm_0_33_0).pop(): f["suppressed_by"] for f in strict_0_33_0
+    }
+    for path, row, backend in PAIRED_0_33_0:
+        assert (path, row, "VSL001") not in default
+        reason = reasons[(path, row, "VSL001")]
+        assert reason.startswith("pairing: "), reason
+        assert f"only from layers using {backend}" in reason
+        assert "those layers build only CircularBufferSpec, MLAAttentionSpec" in reason
 
 
 def test_fixed_checks_are_not_reported(findings_0_33_0):
@@ -293,3 +318,13 @@ def test_fixing_one_side_of_hisparses_partition_leaves_the_other_reported(tmp_pa
         cwd=tmp_path,
     )  # fmt: skip
     assert [line.split(":")[1] for line in after.stdout.splitlines()][:1] == ["69"]
+
+
+def test_the_pairing_explanation_in_the_docs_is_what_check_prints(vllm_0_33_0):
+    page = (Path(__file__).parent.parent / "docs" / "precision.md").read_text()
+    block = page[page.index("## Backend pairing") :].split("```")[1]
+    quoted = block.strip()
+    assert quoted.startswith("vllm/v1/attention/backends/mla/indexer.py:1014:43: ")
+    out = run_cli("check", "--no-cache", "--explain-suppressions", ".", cwd=vllm_0_33_0)
+    assert out.returncode == 1, out.stderr
+    assert quoted in out.stdout.splitlines()

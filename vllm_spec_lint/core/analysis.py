@@ -254,6 +254,7 @@ def _file_analysis(
             fix=fix,
             line_text=line,
             suppressed_by=report.suppressed_by,
+            own_spec=report.own_spec,
         )
         if report.suppressed_by and not config.strict:
             suppressed.append(finding)

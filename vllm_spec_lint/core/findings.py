@@ -22,6 +22,10 @@ class Finding:
     line_text: str = field(default="", compare=False)
     # Why the default mode leaves it out (set on findings strict mode adds).
     suppressed_by: str | None = None
+    # A test on a metadata builder's own spec, as the rule reported it:
+    # (the builder's class, the companions left out). Backend pairing
+    # (edges/pairing.py) decides across the tree whether it stays.
+    own_spec: tuple[str, ...] = field(default=(), compare=False)
 
 
 @dataclass

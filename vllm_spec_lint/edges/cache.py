@@ -63,6 +63,7 @@ def _finding_from_json(data: dict, path: str) -> Finding:
         fix,
         data.get("line_text", ""),
         data.get("suppressed_by"),
+        tuple(data.get("own_spec", ())),
     )
 
 

@@ -27,6 +27,7 @@ from vllm_spec_lint.edges.files import (
     write_atomically,
 )
 from vllm_spec_lint.edges.hierarchy_sources import load_hierarchy
+from vllm_spec_lint.edges.pairing import decide, with_pairing
 from vllm_spec_lint.edges.spec_classes import with_spec_classes
 from vllm_spec_lint.model.hierarchy import ClassHierarchy, read_class_bases
 from vllm_spec_lint.repair.formatting import FormatterChoice
@@ -72,6 +73,17 @@ class Mode:
     write: bool = False
     # What lays out fixed statements (repair/formatting.py), when fixing.
     formatter: FormatterChoice | None = None
+    # Tests on a builder's own spec wait for backend pairing (edges/pairing.py)
+    # before they are fixed: all of them (the first pass of a tree), or those
+    # it found deliberate.
+    defer_own_specs: bool = False
+    deliberate: frozenset[tuple[str, ...]] = frozenset()
+
+    def fixes(self, finding: Finding) -> bool:
+        """Whether a fix run may fix ``finding`` now."""
+        if not finding.own_spec:
+            return True
+        return not self.defer_own_specs and finding.own_spec not in self.deliberate
 
 
 def _read(
@@ -181,6 +193,7 @@ def _analyze_file(
             module_name=module_name,
             unsafe=mode.unsafe,
             formatter=mode.formatter.for_file(name) if mode.formatter else None,
+            select=mode.fixes,
         )
     except FormatError as e:
         analysis = analyze_source(
@@ -447,7 +460,9 @@ def _run(
     )
     fix, unsafe = mode.fix, mode.unsafe
     start = paths[0] if paths else Path(".")
-    mode = replace(mode, formatter=_formatter(fix, start, config, warnings))
+    mode = replace(
+        mode, formatter=_formatter(fix, start, config, warnings), defer_own_specs=fix
+    )
     cache = ResultCache(config.root, config, hierarchy) if use_cache else None
     clean = CleanFiles(config.root, config, hierarchy) if use_cache else None
     results: list[FileResult | None] = [None] * len(files)
@@ -455,6 +470,7 @@ def _run(
         analyze_file, config=config, hierarchy=hierarchy, mode=mode
     )
     analysed: list[tuple[int, str | None]] = []  # (index, cache key)
+    held_sources: dict[int, bytes] = {}
     done = 0
 
     def advance() -> None:
@@ -478,8 +494,15 @@ def _run(
         else:
             analyses.add(Path(name), read)
             analysed.append((index, key))
+            if mode.defer_own_specs:
+                held_sources[index] = read
+    # A fix that waits for backend pairing holds its file back until then.
+    held: list[int] = []
     for (index, key), result in zip(analysed, analyses.results(), strict=True):
         results[index] = result
+        if mode.defer_own_specs and any(f.own_spec for f in result.findings):
+            held.append(index)
+            continue
         if mode.write and result.fixed_source is not None:
             writer.write(result, config, hierarchy)
         advance()
@@ -488,4 +511,20 @@ def _run(
                 cache.put(key, result.findings, result.suppressed)
     if clean is not None:
         clean.save()
+    own_specs = {f.own_spec for r in results for f in r.findings if f.own_spec}
+    decided = decide(own_specs, files, hierarchy) if own_specs else {}
+    for index in held:
+        result = results[index]
+        waiting = {f.own_spec for f in result.findings if f.own_spec}
+        if not waiting <= decided.keys():  # some are fixed after all
+            source = held_sources[index]
+            again = replace(mode, defer_own_specs=False, deliberate=frozenset(decided))
+            result = results[index] = analyze_file(
+                Path(result.path), source, config, hierarchy, again
+            )
+        if mode.write and result.fixed_source is not None:
+            writer.write(result, config, hierarchy)
+        advance()
+    for result in results:
+        with_pairing(result, decided, config.strict)
     return CheckRun(results, hierarchy, warnings)

@@ -18,6 +18,7 @@ import libcst as cst
 from vllm_spec_lint.model.class_tests import TypeTest
 from vllm_spec_lint.model.facts import excludes
 from vllm_spec_lint.model.hierarchy import Family, short_name
+from vllm_spec_lint.model.own_spec import own_spec_class
 from vllm_spec_lint.model.semantic_model import SemanticModel
 from vllm_spec_lint.repair.plans import FixPlan
 
@@ -33,6 +34,9 @@ class Report:
     # A discovered pair or a stand-in's family is a guess: its fix stays
     # unsafe whatever a project promotes (extend-safe-fixes).
     guessed_family: bool = False
+    # A test on a metadata builder's own spec: (its class, the companions it
+    # leaves out), for backend pairing across the tree (model/pairing.py).
+    own_spec: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -69,14 +73,21 @@ class Rule(cst.BatchableCSTVisitor):
         suppressed_by: str | None = None,
         *,
         family: Family | None = None,
+        test: TypeTest | None = None,
+        missing: list[str] = (),
     ):
         guessed = family is not None and bool(family.evidence or family.stand_in)
         if family is not None and family.evidence:  # a guess: say why
             message += f" (discovered twin: {family.evidence})"
         if family is not None and suppressed_by is None:
             suppressed_by = family.quiet_reason or None
+        own_spec = ()
+        if test is not None and suppressed_by is None:
+            owner = own_spec_class(self.model, test.target)
+            if owner is not None:
+                own_spec = (owner, *missing)
         self.reports.append(
-            Report(self.CODE, node, message, fix, suppressed_by, guessed)
+            Report(self.CODE, node, message, fix, suppressed_by, guessed, own_spec)
         )
 
     def suppression(

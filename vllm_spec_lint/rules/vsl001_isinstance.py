@@ -136,4 +136,6 @@ class IsinstanceLeavesOutCompanion(Rule):
                         add_companions(self.model, ref.node, missing),
                         reason,
                         family=family,
+                        test=test,
+                        missing=missing,
                     )

@@ -98,6 +98,8 @@ class ExactTypeLeavesOutCompanion(Rule):
                     self._fix(node, test.classinfo, ref.node, missing, test.positive),
                     reason,
                     family=family,
+                    test=test,
+                    missing=missing,
                 )
 
     def _fix(self, node, classinfo, anchor, missing, positive):

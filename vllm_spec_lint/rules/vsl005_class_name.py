@@ -149,6 +149,8 @@ class ClassNameLeavesOutCompanion(Rule):
                     self._fix(test, ref.node, missing),
                     reason,
                     family=family,
+                    test=test,
+                    missing=missing,
                 )
 
     def _fix(self, test, anchor, missing):

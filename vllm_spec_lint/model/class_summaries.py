@@ -1,0 +1,582 @@
+"""What one file says about its classes and how it uses class names, for
+backend pairing (pairing.py): read with ``ast`` once per file, no I/O.
+
+Per module-level class: its bases and what its pairing methods return
+(class names, ``super()``, the spec given, or unknown). Per identifier:
+every way the file uses it (a base, an annotation, a class test, a
+membership test, an import, a return of a pairing method, an attribute read
+off it, a string that could be imported, a table it is kept in, or anything
+else).
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import re
+from dataclasses import dataclass, field
+
+BUILDER_METHOD = "get_builder_cls"
+BACKEND_METHOD = "get_attn_backend"
+SPEC_METHOD = "get_kv_cache_spec"
+CUSTOMIZE_METHOD = "customize_spec"
+_METHODS = (BUILDER_METHOD, BACKEND_METHOD, SPEC_METHOD, CUSTOMIZE_METHOD)
+OWN_SPEC = "kv_cache_spec"
+
+# A returned value that is not a class: the method of the next class up, or
+# (customize_spec) the spec it was given.
+SUPER = "<super>"
+SAME = "<the spec given>"
+
+# How a name is used (ModuleSummary.uses).
+BASE = "base"
+ANNOTATION = "annotation"
+CLASS_TEST = "class test"
+MEMBERSHIP = "membership"
+IMPORT = "import"
+STRING = "string"
+OTHER = "other"
+RETURNED = "returned by "  # + the method
+ATTRIBUTE = "attribute "  # + the attribute read
+IN_TABLE = "in table "  # + the table's qualified name
+
+HARMLESS = frozenset({BASE, ANNOTATION, CLASS_TEST, MEMBERSHIP, IMPORT})
+_DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*\Z")
+_COPIES = frozenset({"dataclasses.replace", "copy.copy", "copy.deepcopy"})
+_IDENTITY_TESTS = (ast.Is, ast.IsNot, ast.Eq, ast.NotEq)
+_TABLE_MAKERS = frozenset({"frozenset", "tuple"})
+
+
+@dataclass
+class ClassSummary:
+    qualname: str
+    bases: tuple[str, ...]
+    # Method -> what its returns can be (qualified names, SUPER, SAME);
+    # None: computed, unknown. Only the pairing methods.
+    returns: dict[str, tuple[str, ...] | None]
+    node: ast.ClassDef = field(repr=False, compare=False, default=None)
+
+    # Asked only of the builders of a chain: not computed for every class.
+    @functools.cached_property
+    def rebinds_own_spec(self) -> bool:
+        """Whether it assigns ``self.kv_cache_spec`` (its spec is then not
+        the group's)."""
+        return any(_rebinds_own_spec(m) for m in _methods(self.node))
+
+    @functools.cached_property
+    def passes_other_spec(self) -> bool:
+        """Whether its ``__init__`` hands its base's ``__init__`` something
+        other than what it was given."""
+        return any(
+            _passes_other_spec(m) for m in _methods(self.node) if m.name == "__init__"
+        )
+
+
+class ModuleSummary:
+    """One module's classes, imports and tables; how it uses each name is
+    read on first request, and only when its text holds the name."""
+
+    def __init__(self, module: str, source: bytes, tree: ast.Module, is_package: bool):
+        self.module = module
+        self.classes: dict[str, ClassSummary] = {}
+        # "module.local" -> the qualified name a module-level import binds.
+        self.aliases: dict[str, str] = {}
+        # A module-level tuple or frozenset of names: qualified name -> names.
+        self.tables: dict[str, tuple[str, ...]] = {}
+        # Short names of the module-level classes.
+        self.defined = {s.name for s in tree.body if isinstance(s, ast.ClassDef)}
+        self._source = source
+        self._tree = tree
+        self._imports = _Imports(module, is_package)
+        self._uses: dict[str, set[str]] | None = None
+
+    def uses(self, name: str) -> set[str]:
+        """How the module uses the identifier ``name``."""
+        if name.encode() not in self._source:
+            return set()
+        if self._uses is None:
+            self._uses = {}
+            _Uses(self, self._imports).visit_body(self._tree.body, top=True)
+        return self._uses.get(name, set())
+
+
+def summarize(source: bytes, module: str, is_package: bool) -> ModuleSummary:
+    """What one file says about classes and their names (``ast`` only)."""
+    tree = ast.parse(source)
+    summary = ModuleSummary(module, source, tree, is_package)
+    for statement in tree.body:
+        summary._imports.read(statement, summary.aliases)
+        if isinstance(statement, ast.Assign):
+            members = _table_members(statement.value)
+            target = statement.targets[0]
+            if members and len(statement.targets) == 1 and isinstance(target, ast.Name):
+                qualname = f"{module}.{target.id}"
+                summary.tables[qualname] = tuple(m.id for m in members)
+    for statement in tree.body:
+        if isinstance(statement, ast.ClassDef):
+            info = _class_summary(statement, summary, summary._imports)
+            summary.classes[info.qualname] = info
+    return summary
+
+
+class _Imports:
+    def __init__(self, module: str, is_package: bool):
+        self.module = module
+        self.package = module if is_package else module.rpartition(".")[0]
+
+    def source_of(self, node: ast.ImportFrom) -> str:
+        if not node.level:
+            return node.module or ""
+        parts = self.package.split(".") if self.package else []
+        parts = parts[: len(parts) - (node.level - 1)] if node.level > 1 else parts
+        return ".".join(parts + ([node.module] if node.module else []))
+
+    def read(self, statement: ast.stmt, into: dict[str, str]) -> None:
+        if isinstance(statement, ast.ImportFrom):
+            source = self.source_of(statement)
+            for alias in statement.names:
+                if alias.name != "*":
+                    local = alias.asname or alias.name
+                    into[f"{self.module}.{local}"] = f"{source}.{alias.name}"
+        elif isinstance(statement, ast.Import):
+            for alias in statement.names:
+                local = alias.asname or alias.name.partition(".")[0]
+                target = alias.name if alias.asname else local
+                into[f"{self.module}.{local}"] = target
+
+
+def _resolver(summary: ModuleSummary, local_aliases: dict[str, str]):
+    """Qualified name of a Name or dotted Attribute, as the module (and the
+    function's own imports) bind it; None for anything else."""
+    module = summary.module
+    defined = summary.defined
+
+    def resolve(node: ast.expr) -> str | None:
+        if isinstance(node, ast.Attribute):
+            base = resolve(node.value)
+            return None if base is None else f"{base}.{node.attr}"
+        if not isinstance(node, ast.Name):
+            return None
+        key = f"{module}.{node.id}"
+        if key in local_aliases:
+            return local_aliases[key]
+        if key in summary.aliases:
+            return summary.aliases[key]
+        if node.id in defined:
+            return key
+        if node.id in ("frozenset", "tuple", "super", "isinstance", "issubclass"):
+            return f"builtins.{node.id}"
+        return None
+
+    return resolve
+
+
+class _Uses:
+    """Records, for every identifier, how each occurrence uses it."""
+
+    def __init__(self, summary: ModuleSummary, imports: _Imports):
+        self.summary = summary
+        self.imports = imports
+
+    def note(self, name: str, how: str) -> None:
+        self.summary._uses.setdefault(name, set()).add(how)
+
+    def visit_body(self, body: list[ast.stmt], *, top=False, method=None) -> None:
+        for index, statement in enumerate(body):
+            if index == 0 and _is_docstring(statement):
+                continue
+            self.statement(statement, top=top, method=method)
+
+    def statement(self, node: ast.stmt, *, top=False, method=None) -> None:
+        if isinstance(node, ast.ClassDef):
+            for base in node.bases:
+                self.expr(base, BASE if top else OTHER)
+            for part in node.keywords + node.decorator_list:
+                self.expr(part, OTHER)
+            for item in node.body:
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    self.function(item, method=item.name if top else None)
+                elif not (item is node.body[0] and _is_docstring(item)):
+                    self.statement(item)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            self.function(node)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                name = alias.name.rpartition(".")[2]
+                renamed = alias.asname is not None and alias.asname != name
+                self.note(name, OTHER if renamed else IMPORT)
+        elif isinstance(node, ast.Return) and node.value is not None:
+            how = RETURNED + method if method in _METHODS else OTHER
+            self.returned(node.value, how)
+        elif isinstance(node, ast.AnnAssign):
+            self.expr(node.annotation, ANNOTATION)
+            for part in (node.target, node.value):
+                if part is not None:
+                    self.expr(part, OTHER)
+        elif top and self.table(node):
+            pass
+        elif _assigns_all(node):
+            pass  # __all__'s strings name what the module exports
+        else:
+            for _, value in ast.iter_fields(node):
+                self.child(value, method)
+
+    def child(self, value, method) -> None:
+        if isinstance(value, list):
+            for item in value:
+                self.child(item, method)
+        elif isinstance(value, ast.stmt):
+            self.statement(value, method=method)
+        elif isinstance(value, ast.expr):
+            self.expr(value, OTHER)
+        elif isinstance(value, ast.AST):  # handlers, match cases, comprehensions
+            for _, inner in ast.iter_fields(value):
+                self.child(inner, method)
+
+    def function(self, node, method=None) -> None:
+        arguments = node.args
+        for arg in arguments.posonlyargs + arguments.args + arguments.kwonlyargs:
+            if arg.annotation is not None:
+                self.expr(arg.annotation, ANNOTATION)
+        for arg in (arguments.vararg, arguments.kwarg):
+            if arg is not None and arg.annotation is not None:
+                self.expr(arg.annotation, ANNOTATION)
+        for default in arguments.defaults + arguments.kw_defaults:
+            if default is not None:
+                self.expr(default, OTHER)
+        for decorator in node.decorator_list:
+            self.expr(decorator, OTHER)
+        if node.returns is not None:
+            self.expr(node.returns, ANNOTATION)
+        self.visit_body(node.body, method=method)
+
+    def returned(self, value: ast.expr, how: str) -> None:
+        if isinstance(value, ast.IfExp):
+            self.expr(value.test, OTHER)
+            self.returned(value.body, how)
+            self.returned(value.orelse, how)
+        elif isinstance(value, (ast.Name, ast.Attribute)):
+            self.expr(value, how)
+        else:
+            self.expr(value, OTHER)
+
+    def table(self, node: ast.stmt) -> bool:
+        """``T = frozenset({A, B})`` (or a tuple): the names are in a table
+        that is only ever tested for membership if T is."""
+        if not (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+        ):
+            return False
+        members = _table_members(node.value)
+        if members is None:
+            return False
+        qualname = f"{self.summary.module}.{node.targets[0].id}"
+        for member in members:
+            self.note(member.id, IN_TABLE + qualname)
+        return True
+
+    def expr(self, node: ast.expr, how: str) -> None:
+        if how == ANNOTATION:
+            for inner in ast.walk(node):
+                if isinstance(inner, ast.Name):
+                    self.note(inner.id, ANNOTATION)
+                elif isinstance(inner, ast.Attribute):
+                    self.note(inner.attr, ANNOTATION)
+            return
+        if isinstance(node, ast.Name):
+            self.note(node.id, how)
+        elif isinstance(node, ast.Attribute):
+            self.note(node.attr, how)
+            inner = node.value
+            if isinstance(inner, ast.Name):
+                self.note(inner.id, ATTRIBUTE + node.attr)
+            else:
+                self.expr(inner, OTHER)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if _DOTTED.match(node.value):
+                self.note(node.value.rpartition(".")[2], STRING)
+        elif isinstance(node, ast.Call) and _is_class_test(node):
+            self.expr(node.args[0], OTHER)
+            self.classinfo(node.args[1], CLASS_TEST)
+        elif isinstance(node, ast.Compare) and self.compare(node):
+            pass
+        else:
+            for _, value in ast.iter_fields(node):
+                self.child_expr(value)
+
+    def child_expr(self, value) -> None:
+        if isinstance(value, list):
+            for item in value:
+                self.child_expr(item)
+        elif isinstance(value, ast.expr):
+            self.expr(value, OTHER)
+        elif isinstance(value, ast.AST):  # comprehension, keyword, ...
+            for _, inner in ast.iter_fields(value):
+                self.child_expr(inner)
+        elif isinstance(value, ast.stmt):
+            self.statement(value)
+
+    def classinfo(self, node: ast.expr, how: str) -> None:
+        if isinstance(node, (ast.Tuple, ast.Set, ast.List)):
+            for element in node.elts:
+                self.classinfo(element, how)
+        elif isinstance(node, (ast.Name, ast.Attribute)):
+            self.expr(node, how)
+        else:
+            self.expr(node, OTHER)
+
+    def compare(self, node: ast.Compare) -> bool:
+        operands = [node.left, *node.comparators]
+        if all(isinstance(op, _IDENTITY_TESTS) for op in node.ops):
+            for operand in operands:
+                self.classinfo(operand, CLASS_TEST)
+            return True
+        if len(node.ops) == 1 and isinstance(node.ops[0], (ast.In, ast.NotIn)):
+            self.expr(node.left, OTHER)
+            self.classinfo(node.comparators[0], MEMBERSHIP)
+            return True
+        return False
+
+
+def _is_docstring(statement: ast.stmt) -> bool:
+    return (
+        isinstance(statement, ast.Expr)
+        and isinstance(statement.value, ast.Constant)
+        and isinstance(statement.value.value, str)
+    )
+
+
+def _assigns_all(node: ast.stmt) -> bool:
+    targets = getattr(node, "targets", None) or [getattr(node, "target", None)]
+    return any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets)
+
+
+def _is_class_test(node: ast.Call) -> bool:
+    return (
+        isinstance(node.func, ast.Name)
+        and node.func.id in ("isinstance", "issubclass")
+        and len(node.args) == 2
+        and not node.keywords
+    )
+
+
+def _table_members(value: ast.expr) -> list[ast.Name] | None:
+    if (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id in _TABLE_MAKERS
+        and len(value.args) == 1
+        and not value.keywords
+    ):
+        value = value.args[0]
+    elif not isinstance(value, ast.Tuple):
+        return None
+    if not isinstance(value, (ast.Tuple, ast.Set, ast.List)):
+        return None
+    if not value.elts or not all(isinstance(e, ast.Name) for e in value.elts):
+        return None
+    return list(value.elts)
+
+
+# -- one class ------------------------------------------------------------------
+
+
+def _class_summary(node: ast.ClassDef, summary: ModuleSummary, imports: _Imports):
+    resolve = _resolver(summary, {})
+    bases = []
+    for base in node.bases:
+        target = base.value if isinstance(base, ast.Subscript) else base
+        bases.append(resolve(target) or f"?{ast.unparse(target)}")
+    info = ClassSummary(f"{summary.module}.{node.name}", tuple(bases), {}, node)
+    for item in _methods(node):
+        if item.name not in _METHODS:
+            continue
+        local: dict[str, str] = {}  # a method's own imports
+        for inner in ast.walk(item):
+            if isinstance(inner, (ast.Import, ast.ImportFrom)):
+                imports.read(inner, local)
+        want = "class" if item.name in (BUILDER_METHOD, BACKEND_METHOD) else "made"
+        info.returns[item.name] = _returns(item, _resolver(summary, local), want)
+    return info
+
+
+def _methods(node: ast.ClassDef):
+    return [
+        item
+        for item in node.body
+        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
+    ]
+
+
+def _own_statements(function) -> list[ast.AST]:
+    """The nodes of ``function``'s own body, not of functions, lambdas or
+    classes defined in it."""
+    found, todo = [], list(function.body)
+    while todo:
+        node = todo.pop()
+        found.append(node)
+        for child in ast.iter_child_nodes(node):
+            if not isinstance(
+                child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+            ):
+                todo.append(child)
+    return found
+
+
+def _returns(function, resolve, want: str) -> tuple[str, ...] | None:
+    nodes = _own_statements(function)
+    if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in nodes):
+        return None
+    assigned: dict[str, list[ast.expr | None]] = {}
+    for node in nodes:
+        for target, value in _bindings(node):
+            assigned.setdefault(target, []).append(value)
+    params = [a.arg for a in function.args.posonlyargs + function.args.args]
+    given = params[1] if len(params) > 1 else None  # after self/cls
+    found: list[str] = []
+    for node in nodes:
+        if isinstance(node, ast.Return):
+            if node.value is None:
+                continue
+            value = _value(node.value, resolve, want, assigned, given, 0)
+            if value is None:
+                return None
+            found += value
+    return tuple(dict.fromkeys(found))
+
+
+def _bindings(node: ast.AST):
+    if isinstance(node, ast.Assign):
+        for target in node.targets:
+            for name in ast.walk(target):
+                if isinstance(name, ast.Name):
+                    single = isinstance(target, ast.Name)
+                    yield name.id, node.value if single else None
+    elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor)):
+        for name in ast.walk(node.target):
+            if isinstance(name, ast.Name):
+                yield name.id, None
+    elif isinstance(node, ast.NamedExpr):
+        yield node.target.id, None
+    elif isinstance(node, (ast.With, ast.AsyncWith)):
+        for item in node.items:
+            if item.optional_vars is not None:
+                for name in ast.walk(item.optional_vars):
+                    if isinstance(name, ast.Name):
+                        yield name.id, None
+    elif isinstance(node, (ast.Import, ast.ImportFrom)):
+        for alias in node.names:
+            yield (alias.asname or alias.name.partition(".")[0]), "import"
+
+
+def _value(node, resolve, want, assigned, given, depth) -> tuple[str, ...] | None:
+    """What ``node`` can be: class names (``want`` "class") or the classes
+    of the values it makes ("made"); None: unknown."""
+    if depth > 8:
+        return None
+    if isinstance(node, ast.Constant) and node.value is None:
+        return ()
+    if isinstance(node, ast.IfExp):
+        body = _value(node.body, resolve, want, assigned, given, depth + 1)
+        orelse = _value(node.orelse, resolve, want, assigned, given, depth + 1)
+        return None if body is None or orelse is None else body + orelse
+    if isinstance(node, ast.Name) and node.id in assigned:
+        values = assigned[node.id]
+        if len(values) != 1 or values[0] == "import":
+            return None if values[0] != "import" else _named(node, resolve, want)
+        if values[0] is None:
+            return None
+        return _value(values[0], resolve, want, assigned, given, depth + 1)
+    if isinstance(node, ast.Name) and node.id == given:
+        return (SAME,) if want == "made" else None
+    if want == "class":
+        return _named(node, resolve, want)
+    if not isinstance(node, ast.Call):
+        return None
+    func = node.func
+    if (
+        isinstance(func, ast.Attribute)
+        and isinstance(func.value, ast.Call)
+        and isinstance(func.value.func, ast.Name)
+        and func.value.func.id == "super"
+    ):
+        return (SUPER,)
+    called = resolve(func)
+    if called in _COPIES and node.args:
+        return _value(node.args[0], resolve, want, assigned, given, depth + 1)
+    if called is None or called.startswith("builtins."):
+        return None
+    return (called,)
+
+
+def _named(node, resolve, want) -> tuple[str, ...] | None:
+    if want != "class" or not isinstance(node, (ast.Name, ast.Attribute)):
+        return None
+    name = resolve(node)
+    return None if name is None else (name,)
+
+
+def _passes_other_spec(init) -> bool:
+    """Whether ``__init__`` gives the base's ``__init__`` anything but what
+    it was given: its own ``kv_cache_spec``, or its ``*args``/``**kwargs``
+    passed on as they came."""
+    arguments = init.args
+    names = [
+        a.arg for a in arguments.posonlyargs + arguments.args + arguments.kwonlyargs
+    ]
+    nodes = _own_statements(init)
+    rebound = {name for n in nodes for name, _ in _bindings(n)}
+    own = OWN_SPEC if OWN_SPEC in names and OWN_SPEC not in rebound else None
+    varargs = arguments.vararg.arg if arguments.vararg else None
+    kwargs = arguments.kwarg.arg if arguments.kwarg else None
+
+    def unchanged(node, name) -> bool:
+        return isinstance(node, ast.Name) and node.id == name and name not in rebound
+
+    for node in nodes:
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+            continue
+        if node.func.attr != "__init__":
+            continue
+        inner = node.func.value
+        if not (
+            isinstance(inner, ast.Call)
+            and isinstance(inner.func, ast.Name)
+            and inner.func.id == "super"
+        ):
+            return True  # Base.__init__(self, ...): not followed
+        first = node.args[0] if node.args else None
+        if isinstance(first, ast.Starred):
+            if not unchanged(first.value, varargs):
+                return True
+        elif first is not None:
+            if not (own and unchanged(first, own)):
+                return True
+        for keyword in node.keywords:
+            if keyword.arg == OWN_SPEC and not (own and unchanged(keyword.value, own)):
+                return True
+            if keyword.arg is None and not unchanged(keyword.value, kwargs):
+                return True
+    return False
+
+
+def _rebinds_own_spec(function) -> bool:
+    for node in _own_statements(function):
+        targets = []
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            targets = [node.target]
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in ("setattr", "delattr")
+        ):
+            return True
+        for target in targets:
+            for inner in ast.walk(target):
+                if isinstance(inner, ast.Attribute) and inner.attr == OWN_SPEC:
+                    return True
+    return False
