@@ -442,3 +442,25 @@ def test_a_backend_base_outside_the_tree_may_customize_the_spec():
     tree = _summaries({"vllm/v1/attention/backend.py": base})
     own_spec = (BUILDER, "vllm.v1.kv_cache_interface.SlidingWindowMLASpec")
     assert verdict(own_spec, tree, ClassHierarchy.default()) is None
+
+
+def test_the_cached_verdict_is_asked_again_after_any_file_changes(tmp_path):
+    root = _tree(tmp_path)
+
+    def reported():
+        out = run_cli("check", "--output-format", "concise", ".", cwd=root)
+        assert out.returncode in (0, 1), out.stderr
+        return out.returncode == 1
+
+    assert not reported()
+    assert (root / ".vllm_spec_lint_cache").is_dir()
+    assert not reported()  # from the cache
+    escape = "a conditional return of a spec from elsewhere"
+    for name, text in ESCAPES[escape].items():
+        (root / name).write_text(text)
+    assert reported()
+    (root / "vllm/model_executor/layers/indexer_cache.py").write_text(LAYER)
+    assert not reported()
+    escape = "a dotted-path string naming the builder"
+    _tree(root, ESCAPES[escape])  # a new file, none changed
+    assert reported()

@@ -23,7 +23,9 @@ from vllm_spec_lint.model.pairing import Tree, chain_of, verdict
 # The chain grows by a step per round: builder, subclasses and backends,
 # layers, their subclasses and bases; more rounds than this is no vLLM.
 _ROUNDS = 8
-_ENDING = 6
+# The shortest ending shared by names that is looked for instead of them:
+# short needles match too often to pay.
+_SHARED_ENDING = 12
 
 
 def decide(
@@ -71,15 +73,19 @@ def decide(
 
 
 class _Reader:
+    """Reads the files for the pass: each round looks at every file not in
+    a summary yet for that round's names. The bytes are kept for the pass
+    (read once, not once per round: a tenth of the pass's time on vLLM, for
+    its size in memory while the pass runs)."""
+
     def __init__(self, files: list[str], read: Callable[[str], bytes]):
         self.files = files
         self.read = read
-        self.contents: dict[str, bytes | None] = {}
         self.summaries: list[ModuleSummary] = []
         self.summarized: set[str] = set()
         self.modules_read: set[str] = set()
-        # A name's ending -> the files that hold it.
-        self.holding: dict[bytes, list[str]] = {}
+        self.dotted: list[str] | None = None
+        self.contents: dict[str, bytes | None] = {}
 
     def _bytes(self, name: str) -> bytes | None:
         if name not in self.contents:
@@ -90,9 +96,8 @@ class _Reader:
         return self.contents[name]
 
     def _summarize(self, name: str, source: bytes) -> bool:
-        if name in self.summarized:
-            return True
         self.summarized.add(name)
+        self.contents.pop(name, None)  # never looked at again
         module = module_name_for(name)
         if module is None:
             return True
@@ -106,39 +111,60 @@ class _Reader:
         return True
 
     def read_naming(self, names: set[str]) -> bool:
-        """Summarize the files that hold one of ``names``. Names are looked
-        for by their ending first: a search of every file costs the same for
-        any needle, and chains share endings (``...Builder``, ``...Backend``)."""
+        """Summarize the files that hold one of ``names``. A search costs
+        about the same whatever it looks for: names that share a long ending
+        (``...IndexerMetadataBuilder``) are looked for by it, and only a
+        file that holds the ending is searched for the names."""
         groups: dict[bytes, list[bytes]] = {}
         for name in names:
-            groups.setdefault(name[-_ENDING:].encode(), []).append(name.encode())
-        for ending, needles in groups.items():
-            if ending not in self.holding:
-                self.holding[ending] = [
-                    f for f in self.files if ending in (self._bytes(f) or b"")
-                ]
-            for name in self.holding[ending]:
-                source = self._bytes(name)
-                if name in self.summarized or not any(n in source for n in needles):
-                    continue
-                if not self._summarize(name, source):
+            ending = _shared_ending(name, names).encode()
+            groups.setdefault(ending, []).append(name.encode())
+        for file in self.files:
+            if file in self.summarized:
+                continue
+            source = self._bytes(file)
+            if source is None:
+                continue
+            if any(
+                ending in source and any(n in source for n in group)
+                for ending, group in groups.items()
+            ):
+                if not self._summarize(file, source):
                     return False
         return True
 
     def read_modules(self, modules: set[str]) -> bool:
         """The files defining ``modules`` (bases a lookup needs), if scanned."""
         self.modules_read |= modules  # asked once, found or not
-        suffixes = tuple(
-            os.sep + m.replace(".", os.sep) + tail
-            for m in modules
-            for tail in (".py", os.sep + "__init__.py")
-        )
-        for name in self.files:
-            if name not in self.summarized and os.path.abspath(name).endswith(suffixes):
+        if self.dotted is None:  # "a/b/c.py" -> ".a.b.c", ".a.b" for a package
+            self.dotted = [
+                "."
+                + os.path.splitext(os.path.abspath(f))[0]
+                .removesuffix(os.sep + "__init__")
+                .replace(os.sep, ".")
+                for f in self.files
+            ]
+        endings = tuple("." + m for m in modules)
+        for name, dotted in zip(self.files, self.dotted, strict=True):
+            if name not in self.summarized and dotted.endswith(endings):
                 source = self._bytes(name)
                 if source is not None and not self._summarize(name, source):
                     return False
         return True
+
+
+def _shared_ending(name: str, names: set[str]) -> str:
+    """The longest ending of ``name`` at least _SHARED_ENDING long that the
+    most other ``names`` share; ``name`` itself when none does."""
+    best, count = name, 1
+    for size in range(_SHARED_ENDING, len(name)):
+        ending = name[-size:]
+        sharing = sum(1 for n in names if n.endswith(ending))
+        if sharing < 2:
+            break
+        if sharing >= count:
+            best, count = ending, sharing
+    return best
 
 
 def with_pairing(result, decided: dict[tuple[str, ...], str], strict: bool) -> None:

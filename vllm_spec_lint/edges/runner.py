@@ -13,7 +13,12 @@ from pathlib import Path
 from vllm_spec_lint.core.analysis import analyze_source, might_have_findings
 from vllm_spec_lint.core.findings import PARSE_ERROR_CODE, Finding, parse_error, wanted
 from vllm_spec_lint.core.settings import Config
-from vllm_spec_lint.edges.cache import ClassBasesCache, CleanFiles, ResultCache
+from vllm_spec_lint.edges.cache import (
+    ClassBasesCache,
+    CleanFiles,
+    PairingCache,
+    ResultCache,
+)
 from vllm_spec_lint.edges.discovery import (
     forget_packages,
     iter_python_files,
@@ -211,6 +216,20 @@ def _analyze_file(
         result.fixed_source = outcome.text.encode(encoding)
         result.fixed = outcome.fixed
     return result
+
+
+def _paired(own_specs, files, config, hierarchy, use_cache: bool):
+    """Backend pairing's verdicts on the tests on a builder's own spec."""
+    if not own_specs:
+        return {}
+    cache = PairingCache(config.root, config, hierarchy) if use_cache else None
+    key = cache.key(files, own_specs) if cache is not None else None
+    decided = cache.get(key) if cache is not None else None
+    if decided is None:
+        decided = decide(own_specs, files, hierarchy)
+        if cache is not None:
+            cache.put(key, decided)
+    return decided
 
 
 class RunInterrupted(KeyboardInterrupt):
@@ -512,7 +531,7 @@ def _run(
     if clean is not None:
         clean.save()
     own_specs = {f.own_spec for r in results for f in r.findings if f.own_spec}
-    decided = decide(own_specs, files, hierarchy) if own_specs else {}
+    decided = _paired(own_specs, files, config, hierarchy, use_cache)
     for index in held:
         result = results[index]
         waiting = {f.own_spec for f in result.findings if f.own_spec}

@@ -12,7 +12,6 @@ else).
 from __future__ import annotations
 
 import ast
-import functools
 import re
 from dataclasses import dataclass, field
 
@@ -54,68 +53,55 @@ class ClassSummary:
     # Method -> what its returns can be (qualified names, SUPER, SAME);
     # None: computed, unknown. Only the pairing methods.
     returns: dict[str, tuple[str, ...] | None]
-    node: ast.ClassDef = field(repr=False, compare=False, default=None)
-
-    # Asked only of the builders of a chain: not computed for every class.
-    @functools.cached_property
-    def rebinds_own_spec(self) -> bool:
-        """Whether it assigns ``self.kv_cache_spec`` (its spec is then not
-        the group's)."""
-        return any(_rebinds_own_spec(m) for m in _methods(self.node))
-
-    @functools.cached_property
-    def passes_other_spec(self) -> bool:
-        """Whether its ``__init__`` hands its base's ``__init__`` something
-        other than what it was given."""
-        return any(
-            _passes_other_spec(m) for m in _methods(self.node) if m.name == "__init__"
-        )
+    # Assigns ``self.kv_cache_spec`` (its spec is then not the group's).
+    rebinds_own_spec: bool = False
+    # Its ``__init__`` hands its base's ``__init__`` something other than
+    # what it was given.
+    passes_other_spec: bool = False
 
 
+@dataclass
 class ModuleSummary:
-    """One module's classes, imports and tables; how it uses each name is
-    read on first request, and only when its text holds the name."""
+    """One module's classes, imports, tables, and how it uses each name."""
 
-    def __init__(self, module: str, source: bytes, tree: ast.Module, is_package: bool):
-        self.module = module
-        self.classes: dict[str, ClassSummary] = {}
-        # "module.local" -> the qualified name a module-level import binds.
-        self.aliases: dict[str, str] = {}
-        # A module-level tuple or frozenset of names: qualified name -> names.
-        self.tables: dict[str, tuple[str, ...]] = {}
-        # Short names of the module-level classes.
-        self.defined = {s.name for s in tree.body if isinstance(s, ast.ClassDef)}
-        self._source = source
-        self._tree = tree
-        self._imports = _Imports(module, is_package)
-        self._uses: dict[str, set[str]] | None = None
+    module: str
+    classes: dict[str, ClassSummary] = field(default_factory=dict)
+    # "module.local" -> the qualified name a module-level import binds.
+    aliases: dict[str, str] = field(default_factory=dict)
+    # A module-level tuple or frozenset of names: qualified name -> names.
+    tables: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # Short names of the module-level classes.
+    defined: set[str] = field(default_factory=set)
+    # identifier -> how the module uses it.
+    used: dict[str, set[str]] = field(default_factory=dict)
 
     def uses(self, name: str) -> set[str]:
-        """How the module uses the identifier ``name``."""
-        if name.encode() not in self._source:
-            return set()
-        if self._uses is None:
-            self._uses = {}
-            _Uses(self, self._imports).visit_body(self._tree.body, top=True)
-        return self._uses.get(name, set())
+        return self.used.get(name, set())
 
 
 def summarize(source: bytes, module: str, is_package: bool) -> ModuleSummary:
     """What one file says about classes and their names (``ast`` only)."""
     tree = ast.parse(source)
-    summary = ModuleSummary(module, source, tree, is_package)
+    summary = ModuleSummary(module)
+    summary.defined = {s.name for s in tree.body if isinstance(s, ast.ClassDef)}
+    imports = _Imports(module, is_package)
     for statement in tree.body:
-        summary._imports.read(statement, summary.aliases)
+        imports.read(statement, summary.aliases)
         if isinstance(statement, ast.Assign):
             members = _table_members(statement.value)
             target = statement.targets[0]
             if members and len(statement.targets) == 1 and isinstance(target, ast.Name):
                 qualname = f"{module}.{target.id}"
                 summary.tables[qualname] = tuple(m.id for m in members)
+    lines = source.splitlines()
     for statement in tree.body:
         if isinstance(statement, ast.ClassDef):
-            info = _class_summary(statement, summary, summary._imports)
+            # Only a class that spells the attribute (or setattr) can assign it.
+            text = b"\n".join(lines[statement.lineno - 1 : statement.end_lineno])
+            may_rebind = OWN_SPEC.encode() in text or b"setattr" in text
+            info = _class_summary(statement, summary, imports, may_rebind)
             summary.classes[info.qualname] = info
+    _Uses(summary).visit_body(tree.body, top=True)
     return summary
 
 
@@ -174,12 +160,11 @@ def _resolver(summary: ModuleSummary, local_aliases: dict[str, str]):
 class _Uses:
     """Records, for every identifier, how each occurrence uses it."""
 
-    def __init__(self, summary: ModuleSummary, imports: _Imports):
+    def __init__(self, summary: ModuleSummary):
         self.summary = summary
-        self.imports = imports
 
     def note(self, name: str, how: str) -> None:
-        self.summary._uses.setdefault(name, set()).add(how)
+        self.summary.used.setdefault(name, set()).add(how)
 
     def visit_body(self, body: list[ast.stmt], *, top=False, method=None) -> None:
         for index, statement in enumerate(body):
@@ -383,14 +368,18 @@ def _table_members(value: ast.expr) -> list[ast.Name] | None:
 # -- one class ------------------------------------------------------------------
 
 
-def _class_summary(node: ast.ClassDef, summary: ModuleSummary, imports: _Imports):
+def _class_summary(
+    node: ast.ClassDef, summary: ModuleSummary, imports: _Imports, may_rebind: bool
+):
     resolve = _resolver(summary, {})
     bases = []
     for base in node.bases:
         target = base.value if isinstance(base, ast.Subscript) else base
         bases.append(resolve(target) or f"?{ast.unparse(target)}")
-    info = ClassSummary(f"{summary.module}.{node.name}", tuple(bases), {}, node)
+    info = ClassSummary(f"{summary.module}.{node.name}", tuple(bases), {})
     for item in _methods(node):
+        if item.name == "__init__":
+            info.passes_other_spec = _passes_other_spec(item)
         if item.name not in _METHODS:
             continue
         local: dict[str, str] = {}  # a method's own imports
@@ -399,6 +388,7 @@ def _class_summary(node: ast.ClassDef, summary: ModuleSummary, imports: _Imports
                 imports.read(inner, local)
         want = "class" if item.name in (BUILDER_METHOD, BACKEND_METHOD) else "made"
         info.returns[item.name] = _returns(item, _resolver(summary, local), want)
+    info.rebinds_own_spec = may_rebind and _rebinds_own_spec(node)
     return info
 
 
@@ -562,21 +552,17 @@ def _passes_other_spec(init) -> bool:
     return False
 
 
-def _rebinds_own_spec(function) -> bool:
-    for node in _own_statements(function):
-        targets = []
-        if isinstance(node, ast.Assign):
-            targets = node.targets
-        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
-            targets = [node.target]
+def _rebinds_own_spec(node: ast.ClassDef) -> bool:
+    """Whether any code in the class stores or deletes a ``kv_cache_spec``
+    attribute, or calls setattr/delattr (which could)."""
+    for inner in ast.walk(node):
+        if isinstance(inner, ast.Attribute) and inner.attr == OWN_SPEC:
+            if not isinstance(inner.ctx, ast.Load):
+                return True
         elif (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Name)
-            and node.func.id in ("setattr", "delattr")
+            isinstance(inner, ast.Call)
+            and isinstance(inner.func, ast.Name)
+            and inner.func.id in ("setattr", "delattr")
         ):
             return True
-        for target in targets:
-            for inner in ast.walk(target):
-                if isinstance(inner, ast.Attribute) and inner.attr == OWN_SPEC:
-                    return True
     return False
