@@ -464,3 +464,46 @@ def test_the_cached_verdict_is_asked_again_after_any_file_changes(tmp_path):
     escape = "a dotted-path string naming the builder"
     _tree(root, ESCAPES[escape])  # a new file, none changed
     assert reported()
+
+
+def test_builders_are_guessed_from_their_own_spec_tests_in_the_text():
+    from vllm_spec_lint.edges.pairing import guess_builders
+
+    source = b"""\
+class Plain:
+    def f(self, kv_cache_spec):
+        return isinstance(kv_cache_spec, FullAttentionSpec)
+
+
+class Both(Base):
+    def __init__(self):
+        ok = isinstance(self.kv_cache_spec, (MLAAttentionSpec, SlidingWindowMLASpec))
+
+
+class Mine(Base):
+    def __init__(self, kv_cache_spec):
+        mla = isinstance(kv_cache_spec, (FullAttentionSpec, MLAAttentionSpec))
+
+
+class Theirs(Base):
+    def build(self):
+        return isinstance(self.kv_cache_spec, MLAAttentionSpec)
+"""
+    guessed = guess_builders(
+        "pkg.mod", source, [b"MLAAttentionSpec"], [b"SlidingWindowMLASpec"]
+    )
+    assert guessed == ["pkg.mod.Mine", "pkg.mod.Theirs"]
+    assert (
+        guess_builders("pkg.mod", b"x = kv_cache_spec\n", [b"MLAAttentionSpec"]) == []
+    )
+    assert guess_builders(None, source, [b"MLAAttentionSpec"]) == []
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_with_or_without_workers_the_verdicts_are_the_same(tmp_path, jobs):
+    """With workers, the pass starts early on guessed builders."""
+    escape = "a new layer subclass that builds the companion"
+    kept = _tree(tmp_path / "kept", ESCAPES[escape])
+    left = _tree(tmp_path / "left")
+    assert _check(kept, "-j", jobs)[0] == [(SITE, SITE_ROW, "VSL001")]
+    assert _check(left, "-j", jobs)[0] == []

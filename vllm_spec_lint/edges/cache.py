@@ -272,18 +272,18 @@ def _fix_from_json(data: dict | None) -> Fix | None:
 
 class PairingCache:
     """Backend pairing's verdicts (edges/pairing.py), which depend on every
-    file of the tree: keyed by the tests asked about, the settings, and each
-    scanned file's path, size and modification time, so that any change to
-    any file asks again."""
+    file of the tree: keyed by the settings and each scanned file's path,
+    size and modification time, so that any change to any file asks again.
+    An entry holds each test asked about so far: its reason, or None when
+    it stays reported."""
 
     def __init__(self, root: Path, config: Config, hierarchy: ClassHierarchy):
         self.root = root
         self.folder = root / CACHE_DIR / __version__ / "pairing"
         self.settings = fingerprint(config, hierarchy)
 
-    def key(self, files: list[str], own_specs) -> str:
+    def key(self, files: list[str]) -> str:
         digest = hashlib.sha256(self.settings.encode())
-        digest.update(repr(sorted(own_specs)).encode())
         for name in files:
             try:
                 info = os.stat(name)
@@ -293,13 +293,16 @@ class PairingCache:
             digest.update(f"\0{name}\0{signature}".encode("utf-8", "surrogateescape"))
         return digest.hexdigest()
 
-    def get(self, key: str) -> dict[tuple[str, ...], str] | None:
+    def get(self, key: str) -> dict[tuple[str, ...], str | None] | None:
         try:
             data = json.loads((self.folder / f"{key}.json").read_bytes())
-            return {tuple(spec): str(reason) for spec, reason in data}
+            return {
+                tuple(spec): None if reason is None else str(reason)
+                for spec, reason in data
+            }
         except (OSError, ValueError, TypeError):
             return None  # missing or corrupt: decided again
 
-    def put(self, key: str, decided: dict[tuple[str, ...], str]) -> None:
-        data = json.dumps([[list(spec), reason] for spec, reason in decided.items()])
+    def put(self, key: str, verdicts: dict[tuple[str, ...], str | None]) -> None:
+        data = json.dumps([[list(spec), reason] for spec, reason in verdicts.items()])
         _write_entry(self.root, self.folder / f"{key}.json", data.encode())

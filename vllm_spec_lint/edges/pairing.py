@@ -11,9 +11,11 @@ an escape can be anywhere.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 
+from vllm_spec_lint.edges.cache import PairingCache
 from vllm_spec_lint.edges.discovery import module_name_for
 from vllm_spec_lint.edges.files import read_source
 from vllm_spec_lint.model.class_summaries import ModuleSummary, summarize
@@ -35,41 +37,111 @@ def decide(
     read: Callable[[str], bytes] = read_source,
 ) -> dict[tuple[str, ...], str]:
     """For each (builder, companions left out) whose test is deliberate, why."""
-    own_specs = sorted(set(own_specs))
-    if not own_specs:
-        return {}
-    reader = _Reader(files, read)
-    names = {short_name(o[0]) for o in own_specs}
-    modules: set[str] = set()
-    searched: set[str] = set()
-    tree = Tree([])
-    for _ in range(_ROUNDS):
-        new_names, new_modules = names - searched, modules - reader.modules_read
-        if not new_names and not new_modules:
-            break
-        if not reader.read_naming(new_names) or not reader.read_modules(new_modules):
-            return {}  # a file that names the chain does not parse: unknown
-        searched |= new_names
-        tree = Tree(reader.summaries)
-        names, modules = set(names), set(modules)
+    return Pairing(files, hierarchy, read).decide(own_specs)
+
+
+class Pairing:
+    """The pass over one tree. :meth:`explore` may be given builders early,
+    guessed (the runner guesses them while the workers analyse); the
+    summaries it reads serve every later question, and :meth:`decide` reads
+    only what the builders actually asked about add."""
+
+    def __init__(
+        self,
+        files: list[str],
+        hierarchy: ClassHierarchy,
+        read: Callable[[str], bytes] = read_source,
+    ):
+        self.hierarchy = hierarchy
+        self.reader = _Reader(files, read)
+        self.builders: set[str] = set()
+        self.searched: set[str] = set()
+        self.tree = Tree([])
+        # False once a file that names a chain does not parse, or the chain
+        # will not stop growing: nothing is decided then.
+        self.readable = True
+
+    def explore(self, builders: Iterable[str]) -> None:
+        """Read the files of the chains of ``builders`` (and of those before)."""
+        new = set(builders) - self.builders
+        if not new or not self.readable:
+            return
+        self.builders |= new
+        names = self.searched | {short_name(b) for b in new}
+        modules: set[str] = set()
+        for _ in range(_ROUNDS):
+            new_names = names - self.searched
+            new_modules = modules - self.reader.modules_read
+            if not new_names and not new_modules:
+                return
+            if not (
+                self.reader.read_naming(new_names)
+                and self.reader.read_modules(new_modules)
+            ):
+                self.readable = False  # a file naming the chain does not parse
+                return
+            self.searched |= new_names
+            self.tree = Tree(self.reader.summaries)
+            for builder in sorted(self.builders):
+                chain = chain_of(builder, self.tree)
+                chain_names = chain.names()
+                names |= chain_names
+                modules |= chain.missing_modules
+                names |= {
+                    short_name(table)
+                    for table, members in self.tree.tables.items()
+                    if chain_names & set(members)
+                }
+        self.readable = False  # still growing
+
+    def decide(
+        self, own_specs: Iterable[tuple[str, ...]]
+    ) -> dict[tuple[str, ...], str]:
+        """For each (builder, companions left out) whose test is deliberate,
+        why."""
+        own_specs = sorted(set(own_specs))
+        self.explore(o[0] for o in own_specs)
+        if not self.readable:
+            return {}
+        decided = {}
         for own_spec in own_specs:
-            chain = chain_of(own_spec[0], tree)
-            chain_names = chain.names()
-            names |= chain_names
-            modules |= chain.missing_modules
-            names |= {
-                short_name(table)
-                for table, members in tree.tables.items()
-                if chain_names & set(members)
-            }
-    else:
-        return {}  # still growing: unknown
-    decided = {}
-    for own_spec in own_specs:
-        reason = verdict(own_spec, tree, hierarchy)
-        if reason is not None:
-            decided[own_spec] = reason
-    return decided
+            reason = verdict(own_spec, self.tree, self.hierarchy)
+            if reason is not None:
+                decided[own_spec] = reason
+        return decided
+
+
+# A module-level class statement; a class test of a builder's own spec (the
+# classes it names follow, up to the closing parenthesis).
+_CLASS = re.compile(rb"^class[ \t]+(\w+)", re.MULTILINE)
+_OWN_SPEC_TEST = re.compile(
+    rb"isinstance\(\s*(?:self\.)?kv_cache_spec\s*,\s*(\([^()]*\)|[\w.]+)"
+)
+
+
+def guess_builders(
+    module: str | None, source: bytes, anchors: Iterable[bytes], companions=()
+) -> list[str]:
+    """The classes of ``source`` that may test their own spec against an
+    anchor and none of its companions, from the text alone: a guess to
+    start the pass early with. A wrong guess only costs time (a missed
+    builder is read later, an extra one is read for nothing): the analysis
+    says which builders to decide."""
+    if module is None or b"kv_cache_spec" not in source:
+        return []
+    module = module.removesuffix(".__init__")
+    starts = list(_CLASS.finditer(source))
+    ends = [s.start() for s in starts[1:]] + [len(source)] if starts else []
+    guessed = []
+    for match, end in zip(starts, ends, strict=True):
+        for test in _OWN_SPEC_TEST.finditer(source, match.start(), end):
+            named = test.group(1)
+            if any(a in named for a in anchors) and not any(
+                c in named for c in companions
+            ):
+                guessed.append(f"{module}.{match.group(1).decode()}")
+                break
+    return guessed
 
 
 class _Reader:
@@ -165,6 +237,70 @@ def _shared_ending(name: str, names: set[str]) -> str:
         if sharing >= count:
             best, count = ending, sharing
     return best
+
+
+class TreePairing:
+    """Backend pairing in one run over a tree. While the workers analyse,
+    the pass starts with the builders guessed from the files' text (the
+    main process would wait anyway); afterwards the verdicts on the tests
+    the analysis found come from the cache, or from the pass, which reads
+    only what the guess missed."""
+
+    def __init__(
+        self,
+        files: list[str],
+        hierarchy: ClassHierarchy,
+        anchors: Iterable[bytes],
+        companions: Iterable[bytes] = (),
+        cache: PairingCache | None = None,
+        spec_modules: Iterable[str] = (),
+    ):
+        self.files = files
+        self.hierarchy = hierarchy
+        self.anchors = tuple(anchors)
+        self.companions = tuple(companions)
+        # Where the spec classes live: their own tests are no builder's.
+        self.spec_modules = frozenset(spec_modules)
+        self.cache = cache
+        self.guessed: list[str] = []
+        self._pairing: Pairing | None = None
+        self._key: str | None = None
+        self._entry: dict | None = None
+
+    def guess(self, name: str, source: bytes) -> None:
+        module = module_name_for(name)
+        if module not in self.spec_modules:
+            self.guessed += guess_builders(
+                module, source, self.anchors, self.companions
+            )
+
+    def start(self) -> None:
+        if self.guessed and self._cached() is None:
+            self._pass().explore(self.guessed)
+
+    def decide(self, own_specs) -> dict[tuple[str, ...], str]:
+        own_specs = set(own_specs)
+        if not own_specs:
+            return {}
+        entry = dict(self._cached() or {})
+        todo = own_specs - entry.keys()
+        if todo:
+            found = self._pass().decide(todo)
+            entry.update({o: found.get(o) for o in todo})
+            if self.cache is not None:
+                self.cache.put(self._key, entry)
+        return {o: entry[o] for o in own_specs if entry[o] is not None}
+
+    def _pass(self) -> Pairing:
+        if self._pairing is None:
+            self._pairing = Pairing(self.files, self.hierarchy)
+        return self._pairing
+
+    def _cached(self) -> dict | None:
+        if self.cache is not None and self._key is None:
+            self._key = self.cache.key(self.files)
+            self._entry = self.cache.get(self._key)
+        return self._entry
 
 
 def with_pairing(result, decided: dict[tuple[str, ...], str], strict: bool) -> None:

@@ -32,9 +32,9 @@ from vllm_spec_lint.edges.files import (
     write_atomically,
 )
 from vllm_spec_lint.edges.hierarchy_sources import load_hierarchy
-from vllm_spec_lint.edges.pairing import decide, with_pairing
+from vllm_spec_lint.edges.pairing import TreePairing, with_pairing
 from vllm_spec_lint.edges.spec_classes import with_spec_classes
-from vllm_spec_lint.model.hierarchy import ClassHierarchy, read_class_bases
+from vllm_spec_lint.model.hierarchy import ClassHierarchy, read_class_bases, short_name
 from vllm_spec_lint.repair.formatting import FormatterChoice
 from vllm_spec_lint.repair.formatting import choose as choose_formatter
 
@@ -216,20 +216,6 @@ def _analyze_file(
         result.fixed_source = outcome.text.encode(encoding)
         result.fixed = outcome.fixed
     return result
-
-
-def _paired(own_specs, files, config, hierarchy, use_cache: bool):
-    """Backend pairing's verdicts on the tests on a builder's own spec."""
-    if not own_specs:
-        return {}
-    cache = PairingCache(config.root, config, hierarchy) if use_cache else None
-    key = cache.key(files, own_specs) if cache is not None else None
-    decided = cache.get(key) if cache is not None else None
-    if decided is None:
-        decided = decide(own_specs, files, hierarchy)
-        if cache is not None:
-            cache.put(key, decided)
-    return decided
 
 
 class RunInterrupted(KeyboardInterrupt):
@@ -489,6 +475,14 @@ def _run(
         analyze_file, config=config, hierarchy=hierarchy, mode=mode
     )
     analysed: list[tuple[int, str | None]] = []  # (index, cache key)
+    pairing = TreePairing(
+        files,
+        hierarchy,
+        {short_name(f.anchor).encode() for f in config.families},
+        {short_name(c).encode() for f in config.families for c in f.companions},
+        PairingCache(config.root, config, hierarchy) if use_cache else None,
+        {m for f in config.families for m in f.modules},
+    )
     held_sources: dict[int, bytes] = {}
     done = 0
 
@@ -513,8 +507,11 @@ def _run(
         else:
             analyses.add(Path(name), read)
             analysed.append((index, key))
+            pairing.guess(name, read)
             if mode.defer_own_specs:
                 held_sources[index] = read
+    if analyses.pool is not None:  # this process waits for the workers: pair
+        pairing.start()
     # A fix that waits for backend pairing holds its file back until then.
     held: list[int] = []
     for (index, key), result in zip(analysed, analyses.results(), strict=True):
@@ -531,7 +528,7 @@ def _run(
     if clean is not None:
         clean.save()
     own_specs = {f.own_spec for r in results for f in r.findings if f.own_spec}
-    decided = _paired(own_specs, files, config, hierarchy, use_cache)
+    decided = pairing.decide(own_specs)
     for index in held:
         result = results[index]
         waiting = {f.own_spec for f in result.findings if f.own_spec}

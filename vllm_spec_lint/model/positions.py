@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 
 import libcst as cst
-from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
+from libcst.metadata import CodePosition, CodeRange, PositionProvider
 
 
 class StatementPositions:
@@ -53,9 +53,7 @@ class StatementPositions:
         found = self._statements.get(statement)
         if found is None:
             alone = self._module.with_changes(body=[statement], header=(), footer=())
-            relative = MetadataWrapper(alone, unsafe_skip_copy=True).resolve(
-                PositionProvider
-            )
+            relative = _positions(alone)
             offset = self._first_row(statement) - relative[statement].start.line
             found = self._statements[statement] = (relative, offset)
         return found
@@ -76,3 +74,12 @@ class StatementPositions:
                 )
             self._first_rows = rows
         return self._first_rows[statement]
+
+
+def _positions(module: cst.Module) -> dict[cst.CSTNode, CodeRange]:
+    """PositionProvider's positions of every node of ``module``: its code
+    generation alone (its own ``_gen_impl``), without the visit of the whole
+    tree MetadataWrapper makes first, which costs as much again."""
+    provider = PositionProvider()
+    provider._gen_impl(module)
+    return provider._computed
