@@ -214,6 +214,24 @@ class V4IndexerMetadataBuilder(IndexerMetadataBuilder):
             "        self.compress_ratio = 1\n",
         )
     },
+    "a file naming the backend that does not parse": {
+        "vllm/models/v4/broken.py": (
+            "from vllm.v1.attention.backends.indexer import IndexerBackend\n"
+            "BACKENDS = {\n"
+        )
+    },
+    "a file naming the backend nested too deeply to read": {
+        "vllm/models/v4/deep.py": "x = " + "-" * 3000 + "IndexerBackend\n"
+    },
+    "a file naming the backend too deeply for the parser": {
+        "vllm/models/v4/deeper.py": "x = " + "-" * 20000 + "IndexerBackend\n"
+    },
+    "a script no import can name keeping the backend": {
+        "run-indexer.py": (
+            "from vllm.v1.attention.backends.indexer import IndexerBackend\n"
+            "BACKENDS = [IndexerBackend]\n"
+        )
+    },
     "the backend renamed on import": {
         "vllm/models/v4/alias.py": (
             "from vllm.v1.attention.backends.indexer import IndexerBackend as B\n"
@@ -341,10 +359,25 @@ WHY = {
     "a subclass of the builder handing its base another spec": "V4IndexerMetadataBuilder gives its base another spec",
     "the builder rebinding its own spec": "IndexerMetadataBuilder assigns self.kv_cache_spec",
     "the backend renamed on import": "the backend IndexerBackend is used in a way not followed (other)",
+    "a script no import can name keeping the backend": "the backend IndexerBackend is used in a way not followed (other)",
 }
 
 
-@pytest.mark.parametrize("escape", sorted(ESCAPES))
+# Escapes in files CPython's parser or the reading's own walk cannot read:
+# nothing is decided then (edges/pairing.py), so no chain says why.
+UNREADABLE = {
+    "a file naming the backend that does not parse",
+    "a file naming the backend nested too deeply to read",
+    "a file naming the backend too deeply for the parser",
+}
+
+
+def test_every_escape_says_why_or_is_unreadable():
+    assert set(ESCAPES) == set(WHY) | UNREADABLE
+    assert not set(WHY) & UNREADABLE
+
+
+@pytest.mark.parametrize("escape", sorted(WHY))
 def test_the_reading_says_why_an_escape_keeps_the_site(escape):
     from vllm_spec_lint.model.hierarchy import ClassHierarchy
     from vllm_spec_lint.model.pairing import chain_of, verdict
@@ -489,9 +522,9 @@ class Theirs(Base):
     def build(self):
         return isinstance(self.kv_cache_spec, MLAAttentionSpec)
 """
-    guessed = guess_builders(
-        "pkg.mod", source, [b"MLAAttentionSpec"], [b"SlidingWindowMLASpec"]
-    )
+    anchors = [b"MLAAttentionSpec", b"ChunkedMLASpec"]  # two families
+    companions = [b"SlidingWindowMLASpec", b"ChunkedWindowSpec"]
+    guessed = guess_builders("pkg.mod", source, anchors, companions)
     assert guessed == ["pkg.mod.Mine", "pkg.mod.Theirs"]
     assert (
         guess_builders("pkg.mod", b"x = kv_cache_spec\n", [b"MLAAttentionSpec"]) == []
@@ -507,3 +540,218 @@ def test_with_or_without_workers_the_verdicts_are_the_same(tmp_path, jobs):
     left = _tree(tmp_path / "left")
     assert _check(kept, "-j", jobs)[0] == [(SITE, SITE_ROW, "VSL001")]
     assert _check(left, "-j", jobs)[0] == []
+
+
+# -- which tests are on a builder's own spec (model/own_spec.py) ----------------
+
+IMPORT = "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n\n\n"
+SW_MLA = "vllm.v1.kv_cache_interface.SlidingWindowMLASpec"
+
+OWN_SPEC_SITES = {
+    "self.kv_cache_spec in a method": (
+        "class B(Base):\n"
+        "    def build(self):\n"
+        "        return isinstance(self.kv_cache_spec, MLAAttentionSpec)\n",
+        ("pkg.mod.B", SW_MLA),
+    ),
+    "the kv_cache_spec __init__ is given": (
+        "class B(Base):\n"
+        "    def __init__(self, kv_cache_spec, layer_names):\n"
+        "        self.mla = isinstance(kv_cache_spec, MLAAttentionSpec)\n",
+        ("pkg.mod.B", SW_MLA),
+    ),
+    "a keyword-only kv_cache_spec of __init__": (
+        "class B(Base):\n"
+        "    def __init__(self, *, kv_cache_spec):\n"
+        "        self.mla = isinstance(kv_cache_spec, MLAAttentionSpec)\n",
+        ("pkg.mod.B", SW_MLA),
+    ),
+    "a kv_cache_spec parameter of another method": (
+        "class B(Base):\n"
+        "    def build(self, kv_cache_spec):\n"
+        "        return isinstance(kv_cache_spec, MLAAttentionSpec)\n",
+        (),
+    ),
+    "kv_cache_spec rebound in __init__": (
+        "class B(Base):\n"
+        "    def __init__(self, kv_cache_spec):\n"
+        "        kv_cache_spec = kv_cache_spec.inner\n"
+        "        self.mla = isinstance(kv_cache_spec, MLAAttentionSpec)\n",
+        (),
+    ),
+    "another parameter's kv_cache_spec": (
+        "class B(Base):\n"
+        "    def build(self, other):\n"
+        "        return isinstance(other.kv_cache_spec, MLAAttentionSpec)\n",
+        (),
+    ),
+    "another attribute of self": (
+        "class B(Base):\n"
+        "    def build(self):\n"
+        "        return isinstance(self.spec, MLAAttentionSpec)\n",
+        (),
+    ),
+    "a decorated method (cls, static)": (
+        "class B(Base):\n"
+        "    @classmethod\n"
+        "    def build(self):\n"
+        "        return isinstance(self.kv_cache_spec, MLAAttentionSpec)\n",
+        (),
+    ),
+    "a lambda's own parameter": (
+        "class B(Base):\n"
+        "    def build(self):\n"
+        "        f = lambda self: isinstance(self.kv_cache_spec, MLAAttentionSpec)\n"
+        "        return f\n",
+        (),
+    ),
+    "a module-level function": (
+        "def build(self):\n"
+        "    return isinstance(self.kv_cache_spec, MLAAttentionSpec)\n",
+        (),
+    ),
+    "a class inside a function": (
+        "def make():\n"
+        "    class B(Base):\n"
+        "        def build(self):\n"
+        "            return isinstance(self.kv_cache_spec, MLAAttentionSpec)\n"
+        "    return B\n",
+        (),
+    ),
+    "a class inside a class": (
+        "class Outer:\n"
+        "    class B(Base):\n"
+        "        def build(self):\n"
+        "            return isinstance(self.kv_cache_spec, MLAAttentionSpec)\n",
+        (),
+    ),
+    "a method without parameters": (
+        "class B(Base):\n"
+        "    def build():\n"
+        "        return isinstance(self.kv_cache_spec, MLAAttentionSpec)\n",
+        (),
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(OWN_SPEC_SITES))
+def test_which_tests_are_on_a_builders_own_spec(case):
+    from vllm_spec_lint.core.analysis import analyze_source
+    from vllm_spec_lint.core.settings import Config
+
+    source, expected = OWN_SPEC_SITES[case]
+    result = analyze_source(IMPORT + source, "mod.py", Config(), module_name="pkg.mod")
+    assert [f.own_spec for f in result.findings] == [expected]
+
+
+def test_a_package_names_its_builders_without_init():
+    from vllm_spec_lint.core.analysis import analyze_source
+    from vllm_spec_lint.core.settings import Config
+
+    source, _ = OWN_SPEC_SITES["self.kv_cache_spec in a method"]
+    result = analyze_source(
+        IMPORT + source, "__init__.py", Config(), module_name="pkg.__init__"
+    )
+    assert [f.own_spec for f in result.findings] == [("pkg.B", SW_MLA)]
+
+
+def test_a_file_without_a_module_name_has_no_builders():
+    from vllm_spec_lint.core.analysis import analyze_source
+    from vllm_spec_lint.core.settings import Config
+
+    source, _ = OWN_SPEC_SITES["self.kv_cache_spec in a method"]
+    result = analyze_source(IMPORT + source, "mod.py", Config(), module_name=None)
+    assert [f.own_spec for f in result.findings] == [()]
+
+
+def test_a_site_the_file_already_leaves_out_asks_no_pairing():
+    from vllm_spec_lint.core.analysis import analyze_source
+    from vllm_spec_lint.core.settings import Config
+
+    source = (
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowMLASpec\n"
+        "\n\nclass B(Base):\n"
+        "    def build(self):\n"
+        "        if isinstance(self.kv_cache_spec, SlidingWindowMLASpec):\n"
+        "            return None\n"
+        "        return isinstance(self.kv_cache_spec, MLAAttentionSpec)\n"
+    )
+    result = analyze_source(source, "mod.py", Config(), module_name="pkg.mod")
+    assert result.findings == []
+    assert [f.own_spec for f in result.suppressed] == [()]
+
+
+def test_a_layers_base_in_a_file_naming_no_chain_class_is_read(tmp_path):
+    """The layer inherits get_kv_cache_spec from a base whose file names no
+    builder, backend or layer: only the lookup asks for that file."""
+    base = (
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n\n\n"
+        "class CacheBase:\n"
+        "    def get_kv_cache_spec(self, vllm_config):\n"
+        "        return MLAAttentionSpec(block_size=64)\n"
+    )
+    layer = (
+        "from vllm.model_executor.layers.cache_base import CacheBase\n"
+        "from vllm.v1.attention.backends.indexer import IndexerBackend\n\n\n"
+        "class IndexerCache(CacheBase):\n"
+        "    def get_attn_backend(self):\n"
+        "        return IndexerBackend\n"
+    )
+    root = _tree(
+        tmp_path,
+        {
+            "vllm/model_executor/layers/cache_base.py": base,
+            "vllm/model_executor/layers/indexer_cache.py": layer,
+        },
+    )
+    assert _check(root)[0] == []
+    window = base.replace("MLAAttentionSpec", "SlidingWindowMLASpec")
+    (root / "vllm/model_executor/layers/cache_base.py").write_text(window)
+    assert _check(root)[0] == [(SITE, SITE_ROW, "VSL001")]
+
+
+def test_names_sharing_a_long_ending_are_each_looked_for(tmp_path):
+    """``IndexerBackend`` and ``FastIndexerBackend`` are searched for by
+    their shared ending; a file that holds only one of them is still read."""
+    extra = {
+        "vllm/v1/attention/backends/fast.py": (
+            "from vllm.v1.attention.backends.indexer import IndexerBackend\n\n\n"
+            "class FastIndexerBackend(IndexerBackend):\n"
+            "    pass\n"
+        ),
+    }
+    assert _check(_tree(tmp_path / "left", extra))[0] == []
+    extra["vllm/models/v4/registry.py"] = (
+        "from vllm.v1.attention.backends.fast import FastIndexerBackend\n\n"
+        "BACKENDS = [FastIndexerBackend]\n"
+    )
+    kept = _tree(tmp_path / "kept", extra)
+    assert _check(kept)[0] == [(SITE, SITE_ROW, "VSL001")]
+
+
+def test_a_file_that_cannot_be_read_is_left_to_the_analysis(tmp_path):
+    from vllm_spec_lint.edges.discovery import forget_packages
+    from vllm_spec_lint.edges.pairing import Pairing
+    from vllm_spec_lint.model.hierarchy import ClassHierarchy
+
+    root = _tree(tmp_path)
+    files = sorted(str(p) for p in root.rglob("*.py")) + [str(root / "gone.py")]
+
+    def read(name: str) -> bytes:
+        if name.endswith("gone.py"):
+            raise FileNotFoundError(name)
+        return Path(name).read_bytes()
+
+    forget_packages()
+    own_spec = (BUILDER, "vllm.v1.kv_cache_interface.SlidingWindowMLASpec")
+    pairing = Pairing(files, ClassHierarchy.default(), read)
+    decided = pairing.decide([own_spec])
+    assert decided[own_spec].startswith("pairing: IndexerMetadataBuilder's spec")
+
+    def read_no_base(name: str) -> bytes:
+        if name.endswith("attention/backend.py"):  # where customize_spec is
+            raise PermissionError(name)
+        return read(name)
+
+    pairing = Pairing(files, ClassHierarchy.default(), read_no_base)
+    assert pairing.decide([own_spec]) == {}

@@ -170,16 +170,15 @@ class _Reader:
     def _summarize(self, name: str, source: bytes) -> bool:
         self.summarized.add(name)
         self.contents.pop(name, None)  # never looked at again
-        module = module_name_for(name)
-        if module is None:
-            return True
+        # A file no import can name still holds uses of the names (a script).
+        module = module_name_for(name) or f"<{name}>"
         is_package = module.endswith(".__init__")
         module = module.removesuffix(".__init__")
         self.modules_read.add(module)
         try:
             self.summaries.append(summarize(source, module, is_package))
-        except (SyntaxError, ValueError, RecursionError):
-            return False
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return False  # unreadable, as CPython's parser or our walk says
         return True
 
     def read_naming(self, names: set[str]) -> bool:
