@@ -755,3 +755,15 @@ def test_a_file_that_cannot_be_read_is_left_to_the_analysis(tmp_path):
 
     pairing = Pairing(files, ClassHierarchy.default(), read_no_base)
     assert pairing.decide([own_spec]) == {}
+
+
+def test_a_run_given_files_keeps_reporting_and_fixes_them(tmp_path):
+    """pre-commit hands over the changed files: no tree, no pairing."""
+    root = _tree(tmp_path)
+    files = [SITE, "vllm/model_executor/layers/indexer_cache.py"]
+    out = run_cli("check", "--no-cache", "--output-format", "concise", *files, cwd=root)
+    assert out.returncode == 1
+    assert out.stdout.startswith(f"{SITE}:{SITE_ROW}:43: VSL001 ")
+    out = run_cli("fix", "--no-cache", "--unsafe-fixes", *files, cwd=root)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "(MLAAttentionSpec, SlidingWindowMLASpec)" in (root / SITE).read_text()

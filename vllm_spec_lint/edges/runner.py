@@ -465,8 +465,13 @@ def _run(
     )
     fix, unsafe = mode.fix, mode.unsafe
     start = paths[0] if paths else Path(".")
+    # Backend pairing reads the whole tree; a run given files (pre-commit's)
+    # sees a few, and keeps reporting as flake8 and the editor do.
+    whole_tree = bool(paths) and all(Path(p).is_dir() for p in paths)
     mode = replace(
-        mode, formatter=_formatter(fix, start, config, warnings), defer_own_specs=fix
+        mode,
+        formatter=_formatter(fix, start, config, warnings),
+        defer_own_specs=fix and whole_tree,
     )
     cache = ResultCache(config.root, config, hierarchy) if use_cache else None
     clean = CleanFiles(config.root, config, hierarchy) if use_cache else None
@@ -475,14 +480,16 @@ def _run(
         analyze_file, config=config, hierarchy=hierarchy, mode=mode
     )
     analysed: list[tuple[int, str | None]] = []  # (index, cache key)
-    pairing = TreePairing(
-        files,
-        hierarchy,
-        {short_name(f.anchor).encode() for f in config.families},
-        {short_name(c).encode() for f in config.families for c in f.companions},
-        PairingCache(config.root, config, hierarchy) if use_cache else None,
-        {m for f in config.families for m in f.modules},
-    )
+    pairing = None
+    if whole_tree:
+        pairing = TreePairing(
+            files,
+            hierarchy,
+            {short_name(f.anchor).encode() for f in config.families},
+            {short_name(c).encode() for f in config.families for c in f.companions},
+            PairingCache(config.root, config, hierarchy) if use_cache else None,
+            {m for f in config.families for m in f.modules},
+        )
     held_sources: dict[int, bytes] = {}
     done = 0
 
@@ -507,16 +514,21 @@ def _run(
         else:
             analyses.add(Path(name), read)
             analysed.append((index, key))
-            pairing.guess(name, read)
+            if pairing is not None:
+                pairing.guess(name, read)
             if mode.defer_own_specs:
                 held_sources[index] = read
-    if analyses.pool is not None:  # this process waits for the workers: pair
-        pairing.start()
+    if pairing is not None and analyses.pool is not None:
+        pairing.start()  # this process waits for the workers meanwhile
     # A fix that waits for backend pairing holds its file back until then.
     held: list[int] = []
     for (index, key), result in zip(analysed, analyses.results(), strict=True):
         results[index] = result
-        if mode.defer_own_specs and any(f.own_spec for f in result.findings):
+        if (
+            pairing is not None
+            and mode.defer_own_specs
+            and any(f.own_spec for f in result.findings)
+        ):
             held.append(index)
             continue
         if mode.write and result.fixed_source is not None:
@@ -528,7 +540,7 @@ def _run(
     if clean is not None:
         clean.save()
     own_specs = {f.own_spec for r in results for f in r.findings if f.own_spec}
-    decided = pairing.decide(own_specs)
+    decided = pairing.decide(own_specs) if pairing is not None else {}
     for index in held:
         result = results[index]
         waiting = {f.own_spec for f in result.findings if f.own_spec}
