@@ -150,7 +150,9 @@ class _Replace(cst.CSTTransformer):
         return updated_node
 
 
-def mutants(path: Path, shapes: set[str]) -> list[Mutant]:
+def mutants(path: Path, shapes: set[str], name: Path) -> list[Mutant]:
+    """Every mutant of the file at ``path``, named ``name`` (its path in the
+    repository)."""
     source = path.read_text()
     wrapper = MetadataWrapper(cst.parse_module(source))
     sites = _Sites()
@@ -167,7 +169,7 @@ def mutants(path: Path, shapes: set[str]) -> list[Mutant]:
             continue
         if code != source:
             line = positions[node].start.line
-            found.append(Mutant(str(path.relative_to(REPO)), line, shape, code))
+            found.append(Mutant(str(name), line, shape, code))
     return found
 
 
@@ -184,6 +186,7 @@ def run(
     shapes: set[str],
     keyword: str | None = None,
     markers: str | None = None,
+    only: set[str] | None = None,
 ):
     results: dict[str, Counter] = {}
     survivors: list[tuple[Mutant, str]] = []
@@ -195,10 +198,12 @@ def run(
         command += tests + (["-k", keyword] if keyword else [])
         command += ["-m", markers] if markers else []
         for module in modules:
-            path = (REPO / module).resolve()
+            relative = (REPO / module).resolve().relative_to(REPO)
             counts = results.setdefault(str(module), Counter())
-            original = (copy / path.relative_to(REPO)).read_text()
-            for mutant in mutants(path, shapes):
+            original = (copy / relative).read_text()
+            for mutant in mutants(copy / relative, shapes, relative):
+                if only and f"{mutant.module}:{mutant.line}" not in only:
+                    continue
                 (copy / mutant.module).write_text(mutant.code)
                 try:
                     out = subprocess.run(
@@ -240,8 +245,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--shape", action="append", choices=SHAPES)
     parser.add_argument("-k", dest="keyword", help="pytest's -k")
     parser.add_argument("-m", dest="markers", help="pytest's -m")
+    parser.add_argument(
+        "--only",
+        action="append",
+        metavar="PATH:LINE",
+        help="only the mutants on these lines (a survivor, again)",
+    )
     args = parser.parse_args(argv)
-    run(args.modules, args.tests, set(args.shape or SHAPES), args.keyword, args.markers)
+    run(
+        args.modules,
+        args.tests,
+        set(args.shape or SHAPES),
+        args.keyword,
+        args.markers,
+        set(args.only or ()),
+    )
     return 0
 
 

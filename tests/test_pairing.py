@@ -232,6 +232,12 @@ class V4IndexerMetadataBuilder(IndexerMetadataBuilder):
             "BACKENDS = [IndexerBackend]\n"
         )
     },
+    "a classmethod of the builder called elsewhere": {
+        "vllm/models/v4/make.py": (
+            "from vllm.v1.attention.backends.indexer import IndexerMetadataBuilder\n\n"
+            "BUILDER = IndexerMetadataBuilder.for_spec(WINDOW_SPEC)\n"
+        )
+    },
     "the backend renamed on import": {
         "vllm/models/v4/alias.py": (
             "from vllm.v1.attention.backends.indexer import IndexerBackend as B\n"
@@ -266,7 +272,31 @@ def recordable(builder: IndexerMetadataBuilder) -> bool:
     if isinstance(builder, IndexerMetadataBuilder) or type(builder) is IndexerMetadataBuilder:
         return bool(sizes)
     return type(builder) in _READERS
+
+
+def kinds(builder) -> tuple:
+    return (
+        type(builder) == IndexerMetadataBuilder,
+        type(builder) != IndexerMetadataBuilder,
+        type(builder) is not IndexerMetadataBuilder,
+        type(builder) in (IndexerMetadataBuilder, IndexerBackend),
+        type(builder) in _PLAIN or type(builder) in _MADE,
+    )
+
+
+_PLAIN = (IndexerMetadataBuilder,)
+_MADE = tuple([IndexerMetadataBuilder])
+_LOG = make_logger(__name__)
+"vllm.v1.attention.backends.indexer.IndexerMetadataBuilder"  # a bare string
 """,
+    "vllm/models/v4/doc.py": '''\
+"""vllm.v1.attention.backends.indexer.IndexerMetadataBuilder"""
+from vllm.v1.attention.backends.indexer import IndexerMetadataBuilder
+
+
+class PlainIndexerMetadataBuilder(IndexerMetadataBuilder):
+    """Builds what its base builds."""
+''',
     "vllm/models/v4/cache.py": """\
 from dataclasses import replace
 
@@ -359,6 +389,7 @@ WHY = {
     "a subclass of the builder handing its base another spec": "V4IndexerMetadataBuilder gives its base another spec",
     "the builder rebinding its own spec": "IndexerMetadataBuilder assigns self.kv_cache_spec",
     "the backend renamed on import": "the backend IndexerBackend is used in a way not followed (other)",
+    "a classmethod of the builder called elsewhere": "the builder IndexerMetadataBuilder is used in a way not followed (attribute for_spec)",
     "a script no import can name keeping the backend": "the backend IndexerBackend is used in a way not followed (other)",
 }
 
@@ -767,3 +798,257 @@ def test_a_run_given_files_keeps_reporting_and_fixes_them(tmp_path):
     out = run_cli("fix", "--no-cache", "--unsafe-fixes", *files, cwd=root)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "(MLAAttentionSpec, SlidingWindowMLASpec)" in (root / SITE).read_text()
+
+
+@pytest.mark.parametrize(
+    ("imports", "base"),
+    [
+        ("from abc import ABC\n", "ABC"),
+        ("from typing import Generic, TypeVar\nT = TypeVar('T')\n", "Generic[T]"),
+        ("from typing import Protocol\n", "Protocol"),
+        ("", "object"),
+    ],
+)
+def test_a_backend_base_from_the_standard_library_customizes_nothing(imports, base):
+    from vllm_spec_lint.model.hierarchy import ClassHierarchy
+    from vllm_spec_lint.model.pairing import verdict
+
+    backend = imports + BACKEND_BASE.replace(
+        "class AttentionBackend:\n    @classmethod\n"
+        "    def customize_spec(cls, spec):\n        return spec\n",
+        f"class AttentionBackend({base}):\n    pass\n",
+    )
+    tree = _summaries({"vllm/v1/attention/backend.py": backend})
+    own_spec = (BUILDER, "vllm.v1.kv_cache_interface.SlidingWindowMLASpec")
+    assert verdict(own_spec, tree, ClassHierarchy.default()).startswith("pairing: ")
+
+
+def test_a_class_defined_after_an_import_of_its_name_is_the_module_s_own():
+    from vllm_spec_lint.model.class_summaries import summarize
+    from vllm_spec_lint.model.pairing import Tree
+
+    tree = Tree(
+        [
+            summarize(
+                b"from other import Thing\n\n\nclass Thing:\n    pass\n", "m", False
+            )
+        ]
+    )
+    assert tree.canonical("m.Thing") == "m.Thing"
+    assert tree.canonical("m.Other") == "m.Other"
+
+
+@pytest.mark.parametrize(
+    "base",
+    [
+        # No class read defines the method super() reaches.
+        "class CacheBase(ExternalLayer):\n    pass\n",
+        # The base's method is computed.
+        "class CacheBase:\n"
+        "    def get_kv_cache_spec(self, vllm_config):\n"
+        "        return self.spec\n",
+    ],
+)
+def test_a_spec_from_super_that_cannot_be_read_is_unknown(base):
+    from vllm_spec_lint.model.hierarchy import ClassHierarchy
+    from vllm_spec_lint.model.pairing import verdict
+
+    layer = LAYER.replace("class IndexerCache:", "class IndexerCache(CacheBase):")
+    layer = layer.replace(
+        "        return MLAAttentionSpec(block_size=64, num_kv_heads=1, head_size=128)",
+        "        return super().get_kv_cache_spec(vllm_config)",
+    )
+    layer = "from external import ExternalLayer\n" + base + "\n\n" + layer
+    tree = _summaries({"vllm/model_executor/layers/indexer_cache.py": layer})
+    own_spec = (BUILDER, "vllm.v1.kv_cache_interface.SlidingWindowMLASpec")
+    assert verdict(own_spec, tree, ClassHierarchy.default()) is None
+
+
+def _verdict(extra: dict[str, str], missing=(SW_MLA,), hierarchy=None):
+    from vllm_spec_lint.model.hierarchy import ClassHierarchy
+    from vllm_spec_lint.model.pairing import verdict
+
+    tree = _summaries(extra)
+    return verdict((BUILDER, *missing), tree, hierarchy or ClassHierarchy.default())
+
+
+CACHE = "vllm/model_executor/layers/indexer_cache.py"
+MLA = "vllm.v1.kv_cache_interface.MLAAttentionSpec"
+
+
+def test_cyclic_bases_end_the_lookup():
+    layer = LAYER.replace("class IndexerCache:", "class IndexerCache(Loop):")
+    layer += "\n\nclass Loop(IndexerCache):\n    pass\n"
+    assert _verdict({CACHE: layer}).startswith("pairing: ")
+
+
+def test_a_builder_not_defined_in_the_tree_is_unknown():
+    from vllm_spec_lint.model.pairing import chain_of
+
+    chain = chain_of("vllm.elsewhere.Builder", _summaries({}))
+    assert chain.unknown == "Builder is not defined in the tree"
+    assert chain.builders == set()
+
+
+def test_a_computed_get_builder_cls_is_no_backend_of_the_builder():
+    """Its class must come from somewhere that names it: an escape there."""
+    extra = {
+        "vllm/v1/attention/backends/other.py": (
+            "class OtherBackend:\n"
+            "    @staticmethod\n"
+            "    def get_builder_cls():\n"
+            "        return pick_builder()\n"
+        ),
+        "vllm/v1/attention/layers_other.py": (
+            "class OtherCache:\n"
+            "    def get_attn_backend(self):\n"
+            "        return make_backend()\n"
+        ),
+    }
+    assert _verdict(extra).startswith("pairing: ")
+
+
+def test_a_backend_no_layer_uses_decides_nothing():
+    layer = LAYER.replace("return IndexerBackend", "return OtherBackend")
+    assert _verdict({CACHE: layer}) is None
+
+
+def test_a_backends_own_customize_spec_needs_no_base_read():
+    from vllm_spec_lint.model.hierarchy import ClassHierarchy
+
+    base = "from plugin import PluginBackend\n\n\nclass AttentionBackend(PluginBackend):\n    pass\n\n\nclass AttentionMetadataBuilder:\n    pass\n"
+    indexer = INDEXER.replace(
+        "class IndexerBackend(AttentionBackend):\n",
+        "class IndexerBackend(AttentionBackend):\n"
+        "    @classmethod\n"
+        "    def customize_spec(cls, spec):\n"
+        "        return spec\n\n",
+    )
+    extra = {"vllm/v1/attention/backend.py": base, SITE: indexer}
+    assert _verdict(extra, hierarchy=ClassHierarchy.default()).startswith("pairing: ")
+
+
+def test_a_layer_building_through_a_helper_is_unknown():
+    layer = LAYER.replace("return MLAAttentionSpec(", "return make_indexer_spec(")
+    assert _verdict({CACHE: layer}) is None
+
+
+def test_a_layer_without_get_kv_cache_spec_anywhere_is_unknown():
+    layer = LAYER.replace("def get_kv_cache_spec(", "def kv_cache_spec_of(")
+    assert _verdict({CACHE: layer}) is None
+
+
+def test_a_layer_building_a_subclass_of_the_companion_reaches_it():
+    from vllm_spec_lint.model.hierarchy import ClassHierarchy
+
+    hierarchy = ClassHierarchy.default().with_classes(
+        {"vllm.models.v4.specs.V4WindowSpec": (SW_MLA,)}, "test", "test"
+    )
+    layer = LAYER.replace(
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec",
+        "from vllm.models.v4.specs import V4WindowSpec",
+    ).replace("return MLAAttentionSpec(", "return V4WindowSpec(")
+    assert _verdict({CACHE: layer}, hierarchy=hierarchy) is None
+
+
+def test_one_of_two_companions_left_out_being_built_is_enough():
+    assert _verdict({}, missing=(SW_MLA, MLA)) is None
+
+
+def test_a_table_imported_elsewhere_and_only_tested_there_is_no_escape():
+    extra = {
+        "vllm/models/v4/tables.py": (
+            "from vllm.v1.attention.backends.indexer import IndexerMetadataBuilder\n\n"
+            "READERS = frozenset({IndexerMetadataBuilder})\n"
+        ),
+        "vllm/models/v4/graphs.py": (
+            "from vllm.models.v4.tables import READERS\n\n\n"
+            "def reads(builder):\n"
+            "    return type(builder) in READERS\n"
+        ),
+    }
+    assert _verdict(extra).startswith("pairing: ")
+    extra["vllm/models/v4/graphs.py"] += "\n\nALL = list(READERS)\n"
+    assert _verdict(extra) is None
+
+
+# The indexer cache written the ways vLLM writes layers; each builds only
+# MLAAttentionSpec, so the site stays deliberate.
+MLA_CALL = "MLAAttentionSpec(block_size=64, num_kv_heads=1, head_size=128)"
+LAYER_FORMS = {
+    "copy.copy of a spec": LAYER.replace(
+        f"return {MLA_CALL}", f"import copy\n        return copy.copy({MLA_CALL})"
+    ),
+    "copy.deepcopy of a spec": "import copy\n"
+    + LAYER.replace(f"return {MLA_CALL}", f"return copy.deepcopy({MLA_CALL})"),
+    "the class imported under another name": LAYER.replace(
+        "import MLAAttentionSpec", "import MLAAttentionSpec as MLA"
+    ).replace(f"return {MLA_CALL}", "return MLA(block_size=64)"),
+    "the module imported under a name": "import vllm.v1.kv_cache_interface as kci\n"
+    + LAYER.replace(f"return {MLA_CALL}", "return kci.MLAAttentionSpec(block_size=64)"),
+    "the module imported whole": "import vllm.v1.kv_cache_interface\n"
+    + LAYER.replace(
+        f"return {MLA_CALL}",
+        "return vllm.v1.kv_cache_interface.MLAAttentionSpec(block_size=64)",
+    ),
+    "the backend imported inside get_attn_backend": LAYER.replace(
+        "from vllm.v1.attention.backends.indexer import IndexerBackend\n", ""
+    ).replace(
+        "        return IndexerBackend",
+        "        from vllm.v1.attention.backends.indexer import IndexerBackend\n\n"
+        "        return IndexerBackend",
+    ),
+    "a spec kept in a local name": LAYER.replace(
+        f"return {MLA_CALL}", f"spec = {MLA_CALL}\n        return spec"
+    ),
+}
+
+
+@pytest.mark.parametrize("form", sorted(LAYER_FORMS))
+def test_the_ways_a_layer_builds_its_spec_are_read(form):
+    assert _verdict({CACHE: LAYER_FORMS[form]}).startswith("pairing: ")
+
+
+# Layers whose spec the reading cannot tell: unknown, never a crash.
+UNKNOWN_LAYERS = {
+    "a spec from a table of factories": LAYER.replace(
+        f"return {MLA_CALL}", 'return FACTORIES["mla"](vllm_config)'
+    ),
+    "a spec from a factory's result": LAYER.replace(
+        f"return {MLA_CALL}", "return make_factory()(vllm_config)"
+    ),
+    "a local name bound twice": LAYER.replace(
+        f"return {MLA_CALL}",
+        f"spec = {MLA_CALL}\n        spec = widen(spec)\n        return spec",
+    ),
+    "a generator": LAYER.replace(f"return {MLA_CALL}", f"yield {MLA_CALL}"),
+}
+
+
+@pytest.mark.parametrize("form", sorted(UNKNOWN_LAYERS))
+def test_a_layer_spec_the_reading_cannot_tell_is_unknown(form):
+    assert _verdict({CACHE: UNKNOWN_LAYERS[form]}) is None
+
+
+def test_a_builder_kept_in_an_object_or_set_through_setattr_escapes():
+    kept = {
+        "vllm/models/v4/holder.py": (
+            "from vllm.v1.attention.backends.indexer import IndexerMetadataBuilder\n\n"
+            "registry.builders = frozenset({IndexerMetadataBuilder})\n"
+        )
+    }
+    assert _verdict(kept) is None
+    rebinding = INDEXER.replace(
+        "        self.compress_ratio = 1\n",
+        '        setattr(self, "kv_cache_spec", self.kv_cache_spec.merged())\n'
+        "        self.compress_ratio = 1\n",
+    )
+    assert _verdict({SITE: rebinding}) is None
+
+
+def test_an_async_get_attn_backend_returns_no_backend():
+    """It returns a coroutine; the backend named in it is used otherwise."""
+    layer = LAYER.replace(
+        "    def get_attn_backend(self):", "    async def get_attn_backend(self):"
+    )
+    assert _verdict({CACHE: layer}) is None

@@ -12,6 +12,7 @@ else).
 from __future__ import annotations
 
 import ast
+import builtins
 import re
 from dataclasses import dataclass, field
 
@@ -40,6 +41,7 @@ ATTRIBUTE = "attribute "  # + the attribute read
 IN_TABLE = "in table "  # + the table's qualified name
 
 HARMLESS = frozenset({BASE, ANNOTATION, CLASS_TEST, MEMBERSHIP, IMPORT})
+_BUILTINS = frozenset(dir(builtins))
 _DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*\Z")
 _COPIES = frozenset({"dataclasses.replace", "copy.copy", "copy.deepcopy"})
 _IDENTITY_TESTS = (ast.Is, ast.IsNot, ast.Eq, ast.NotEq)
@@ -150,7 +152,7 @@ def _resolver(summary: ModuleSummary, local_aliases: dict[str, str]):
             return summary.aliases[key]
         if node.id in defined:
             return key
-        if node.id in ("frozenset", "tuple", "super", "isinstance", "issubclass"):
+        if node.id in _BUILTINS:
             return f"builtins.{node.id}"
         return None
 
@@ -167,21 +169,22 @@ class _Uses:
         self.summary.used.setdefault(name, set()).add(how)
 
     def visit_body(self, body: list[ast.stmt], *, top=False, method=None) -> None:
-        for index, statement in enumerate(body):
-            if index == 0 and _is_docstring(statement):
-                continue
+        for statement in body:
             self.statement(statement, top=top, method=method)
 
     def statement(self, node: ast.stmt, *, top=False, method=None) -> None:
+        if _is_bare_string(node):
+            return  # a docstring, or a string that does nothing
         if isinstance(node, ast.ClassDef):
             for base in node.bases:
                 self.expr(base, BASE if top else OTHER)
             for part in node.keywords + node.decorator_list:
                 self.expr(part, OTHER)
             for item in node.body:
-                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                # An async method returns a coroutine: no pairing method.
+                if isinstance(item, ast.FunctionDef):
                     self.function(item, method=item.name if top else None)
-                elif not (item is node.body[0] and _is_docstring(item)):
+                else:
                     self.statement(item)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             self.function(node)
@@ -325,7 +328,7 @@ class _Uses:
         return False
 
 
-def _is_docstring(statement: ast.stmt) -> bool:
+def _is_bare_string(statement: ast.stmt) -> bool:
     return (
         isinstance(statement, ast.Expr)
         and isinstance(statement.value, ast.Constant)
@@ -393,11 +396,7 @@ def _class_summary(
 
 
 def _methods(node: ast.ClassDef):
-    return [
-        item
-        for item in node.body
-        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
-    ]
+    return [item for item in node.body if isinstance(item, ast.FunctionDef)]
 
 
 def _own_statements(function) -> list[ast.AST]:

@@ -233,7 +233,7 @@ def verdict(own_spec: tuple[str, ...], tree: Tree, hierarchy: ClassHierarchy):
     for spec in built:
         if spec not in hierarchy.bases:
             return None  # not a spec class we know (a helper's result?)
-        if any(m == spec or m in hierarchy.ancestors(spec) for m in missing):
+        if any(m in hierarchy.ancestors(spec) for m in missing):  # itself too
             return None
     backends = sorted(short_name(b) for b in chain.backends)
     more = f" (+{len(backends) - 1})" if len(backends) > 1 else ""
