@@ -113,11 +113,34 @@ def test_explain_suppressions_prints_the_chain(tmp_path):
 
 
 def test_strict_reports_the_site_tagged_with_an_unsafe_fix(tmp_path):
+    """Even where the project makes VSL001's fixes safe: a deliberate site's
+    fix is never applied without --unsafe-fixes."""
     root = _tree(tmp_path)
+    (root / "pyproject.toml").write_text(
+        '[tool.vllm-spec-lint]\nextend-safe-fixes = ["VSL001"]\n'
+    )
     sites, raw = _check(root, "--strict")
     assert sites == [(SITE, SITE_ROW, "VSL001")]
     assert raw[0]["suppressed_by"].startswith("pairing: IndexerMetadataBuilder's")
     assert raw[0]["fix"]["applicability"] == "unsafe"
+
+
+def test_only_the_deliberate_site_of_a_file_leaves_its_findings(tmp_path):
+    """The builder's file also holds an ordinary finding, and a site with no
+    fix (an MRO test) on the builder's own spec."""
+    indexer = INDEXER + (
+        "\n    def is_mla(self):\n"
+        "        return MLAAttentionSpec in type(self.kv_cache_spec).__mro__\n"
+        "\n\nOTHER = isinstance(DEFAULT_SPEC, MLAAttentionSpec)\n"
+    )
+    root = _tree(tmp_path, {SITE: indexer})
+    assert _check(root)[0] == [(SITE, SITE_ROW + 7, "VSL001")]
+    out = run_cli("check", "--no-cache", "--explain-suppressions", ".", cwd=root)
+    reasons = [line for line in out.stdout.splitlines() if "not reported" in line]
+    assert [r.split(" not reported: ")[0] for r in reasons] == [
+        f"{SITE}:{SITE_ROW}:43: VSL001",
+        f"{SITE}:{SITE_ROW + 4}:16: VSL005",
+    ]
 
 
 def test_one_file_alone_keeps_reporting(tmp_path):
@@ -225,6 +248,15 @@ class V4IndexerMetadataBuilder(IndexerMetadataBuilder):
     },
     "a file naming the backend too deeply for the parser": {
         "vllm/models/v4/deeper.py": "x = " + "-" * 20000 + "IndexerBackend\n"
+    },
+    "a file naming a layer that does not parse": {
+        "vllm/models/v4/sub.py": (
+            "from vllm.model_executor.layers.indexer_cache import IndexerCache\n"
+            "class SubCache(IndexerCache:\n"
+        )
+    },
+    "a file naming the backend with a NUL byte": {
+        "vllm/models/v4/nul.py": "import IndexerBackend\n\0\n"
     },
     "a script no import can name keeping the backend": {
         "run-indexer.py": (
@@ -400,6 +432,8 @@ UNREADABLE = {
     "a file naming the backend that does not parse",
     "a file naming the backend nested too deeply to read",
     "a file naming the backend too deeply for the parser",
+    "a file naming a layer that does not parse",
+    "a file naming the backend with a NUL byte",
 }
 
 
@@ -656,6 +690,32 @@ OWN_SPEC_SITES = {
         "            return isinstance(self.kv_cache_spec, MLAAttentionSpec)\n",
         (),
     ),
+    "another parameter of __init__ tested": (
+        "class B(Base):\n"
+        "    def __init__(self, spec):\n"
+        "        self.mla = isinstance(spec, MLAAttentionSpec)\n",
+        (),
+    ),
+    "a call's result in __init__": (
+        "class B(Base):\n"
+        "    def __init__(self, kv_cache_spec):\n"
+        "        self.mla = isinstance(kv_cache_spec.inner(), MLAAttentionSpec)\n",
+        (),
+    ),
+    "a function inside a function": (
+        "def outer():\n"
+        "    def build(self):\n"
+        "        return isinstance(self.kv_cache_spec, MLAAttentionSpec)\n"
+        "    return build\n",
+        (),
+    ),
+    "self assigned in a method without parameters": (
+        "class B(Base):\n"
+        "    def build():\n"
+        "        self = current()\n"
+        "        return isinstance(self.kv_cache_spec, MLAAttentionSpec)\n",
+        (),
+    ),
     "a method without parameters": (
         "class B(Base):\n"
         "    def build():\n"
@@ -713,13 +773,19 @@ def test_a_site_the_file_already_leaves_out_asks_no_pairing():
 
 
 def test_a_layers_base_in_a_file_naming_no_chain_class_is_read(tmp_path):
-    """The layer inherits get_kv_cache_spec from a base whose file names no
-    builder, backend or layer: only the lookup asks for that file."""
+    """The layer inherits get_kv_cache_spec from its base's base, in files
+    that name no builder, backend or layer: only lookups ask for them, the
+    second after every name is read."""
     base = (
         "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n\n\n"
-        "class CacheBase:\n"
+        "class DeeperBase:\n"
         "    def get_kv_cache_spec(self, vllm_config):\n"
         "        return MLAAttentionSpec(block_size=64)\n"
+    )
+    middle = (
+        "from vllm.model_executor.layers.deeper_base import DeeperBase\n\n\n"
+        "class CacheBase(DeeperBase):\n"
+        "    pass\n"
     )
     layer = (
         "from vllm.model_executor.layers.cache_base import CacheBase\n"
@@ -731,29 +797,26 @@ def test_a_layers_base_in_a_file_naming_no_chain_class_is_read(tmp_path):
     root = _tree(
         tmp_path,
         {
-            "vllm/model_executor/layers/cache_base.py": base,
+            "vllm/model_executor/layers/deeper_base.py": base,
+            "vllm/model_executor/layers/cache_base.py": middle,
             "vllm/model_executor/layers/indexer_cache.py": layer,
         },
     )
     assert _check(root)[0] == []
     window = base.replace("MLAAttentionSpec", "SlidingWindowMLASpec")
-    (root / "vllm/model_executor/layers/cache_base.py").write_text(window)
+    (root / "vllm/model_executor/layers/deeper_base.py").write_text(window)
     assert _check(root)[0] == [(SITE, SITE_ROW, "VSL001")]
 
 
 def test_names_sharing_a_long_ending_are_each_looked_for(tmp_path):
-    """``IndexerBackend`` and ``FastIndexerBackend`` are searched for by
-    their shared ending; a file that holds only one of them is still read."""
-    extra = {
-        "vllm/v1/attention/backends/fast.py": (
-            "from vllm.v1.attention.backends.indexer import IndexerBackend\n\n\n"
-            "class FastIndexerBackend(IndexerBackend):\n"
-            "    pass\n"
-        ),
-    }
+    """``IndexerBackend`` and ``FastIndexerBackend``, found in the same file,
+    are searched for by their shared ending; a file that holds only one of
+    them is still read."""
+    fast = "\n\nclass FastIndexerBackend(IndexerBackend):\n    pass\n"
+    extra = {SITE: INDEXER + fast}
     assert _check(_tree(tmp_path / "left", extra))[0] == []
     extra["vllm/models/v4/registry.py"] = (
-        "from vllm.v1.attention.backends.fast import FastIndexerBackend\n\n"
+        "from vllm.v1.attention.backends.indexer import FastIndexerBackend\n\n"
         "BACKENDS = [FastIndexerBackend]\n"
     )
     kept = _tree(tmp_path / "kept", extra)
