@@ -992,8 +992,30 @@ def test_a_backends_own_customize_spec_needs_no_base_read():
 
 
 def test_a_layer_building_through_a_helper_is_unknown():
-    layer = LAYER.replace("return MLAAttentionSpec(", "return make_indexer_spec(")
+    layer = "from vllm.utils.specs import make_indexer_spec\n" + LAYER.replace(
+        "return MLAAttentionSpec(", "return make_indexer_spec("
+    )
     assert _verdict({CACHE: layer}) is None
+
+
+def test_other_builders_backends_and_their_layers_are_not_the_chain():
+    """A window layer uses another backend, which returns another builder."""
+    other = {
+        "vllm/v1/attention/backends/window.py": (
+            "from vllm.v1.kv_cache_interface import SlidingWindowMLASpec\n\n\n"
+            "class WindowMetadataBuilder:\n    pass\n\n\n"
+            "class WindowBackend:\n"
+            "    @staticmethod\n"
+            "    def get_builder_cls():\n"
+            "        return WindowMetadataBuilder\n\n\n"
+            "class WindowCache:\n"
+            "    def get_attn_backend(self):\n"
+            "        return WindowBackend\n\n"
+            "    def get_kv_cache_spec(self, vllm_config):\n"
+            "        return SlidingWindowMLASpec(block_size=64, sliding_window=8)\n"
+        )
+    }
+    assert _verdict(other).startswith("pairing: ")
 
 
 def test_a_layer_without_get_kv_cache_spec_anywhere_is_unknown():
