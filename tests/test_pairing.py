@@ -132,15 +132,23 @@ def test_only_the_deliberate_site_of_a_file_leaves_its_findings(tmp_path):
         "\n    def is_mla(self):\n"
         "        return MLAAttentionSpec in type(self.kv_cache_spec).__mro__\n"
         "\n\nOTHER = isinstance(DEFAULT_SPEC, MLAAttentionSpec)\n"
+        "\n\ndef narrowed(spec):\n"
+        "    if isinstance(spec, SlidingWindowMLASpec):\n"
+        "        return None\n"
+        "    return isinstance(spec, MLAAttentionSpec)\n"
+        "\n\nfrom vllm.v1.kv_cache_interface import SlidingWindowMLASpec\n"
     )
     root = _tree(tmp_path, {SITE: indexer})
     assert _check(root)[0] == [(SITE, SITE_ROW + 7, "VSL001")]
     out = run_cli("check", "--no-cache", "--explain-suppressions", ".", cwd=root)
     reasons = [line for line in out.stdout.splitlines() if "not reported" in line]
+    # In the file's order, the pairing's and the file's own narrowing's.
     assert [r.split(" not reported: ")[0] for r in reasons] == [
         f"{SITE}:{SITE_ROW}:43: VSL001",
         f"{SITE}:{SITE_ROW + 4}:16: VSL005",
+        f"{SITE}:{SITE_ROW + 13}:29: VSL001",
     ]
+    assert reasons[2].split(" not reported: ")[1].startswith("narrowed: ")
 
 
 def test_one_file_alone_keeps_reporting(tmp_path):
@@ -1137,3 +1145,9 @@ def test_an_async_get_attn_backend_returns_no_backend():
         "    def get_attn_backend(self):", "    async def get_attn_backend(self):"
     )
     assert _verdict({CACHE: layer}) is None
+
+
+def test_an_unrelated_file_that_does_not_parse_changes_nothing(tmp_path):
+    """It names no chain class (nor an anchor: the analysis skips it too)."""
+    root = _tree(tmp_path, {"vllm/models/v4/broken.py": "def half(:\n"})
+    assert _check(root)[0] == []

@@ -228,7 +228,7 @@ def _shared_ending(name: str, names: set[str]) -> str:
     """The longest ending of ``name`` at least _SHARED_ENDING long that the
     most other ``names`` share; ``name`` itself when none does."""
     best, count = name, 1
-    for size in range(_SHARED_ENDING, len(name)):
+    for size in range(_SHARED_ENDING, len(name) + 1):  # the whole name too
         ending = name[-size:]
         sharing = sum(1 for n in names if n.endswith(ending))
         if sharing < 2:
