@@ -30,16 +30,6 @@ _ROUNDS = 8
 _SHARED_ENDING = 12
 
 
-def decide(
-    own_specs: Iterable[tuple[str, ...]],
-    files: list[str],
-    hierarchy: ClassHierarchy,
-    read: Callable[[str], bytes] = read_source,
-) -> dict[tuple[str, ...], str]:
-    """For each (builder, companions left out) whose test is deliberate, why."""
-    return Pairing(files, hierarchy, read).decide(own_specs)
-
-
 class Pairing:
     """The pass over one tree. :meth:`explore` may be given builders early,
     guessed (the runner guesses them while the workers analyse); the

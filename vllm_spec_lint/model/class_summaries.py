@@ -89,12 +89,10 @@ def summarize(source: bytes, module: str, is_package: bool) -> ModuleSummary:
     imports = _Imports(module, is_package)
     for statement in tree.body:
         imports.read(statement, summary.aliases)
-        if isinstance(statement, ast.Assign):
-            members = _table_members(statement.value)
-            target = statement.targets[0]
-            if members and len(statement.targets) == 1 and isinstance(target, ast.Name):
-                qualname = f"{module}.{target.id}"
-                summary.tables[qualname] = tuple(m.id for m in members)
+        table = _table(statement)
+        if table is not None:
+            name, members = table
+            summary.tables[f"{module}.{name}"] = tuple(m.id for m in members)
     lines = source.splitlines()
     for statement in tree.body:
         if isinstance(statement, ast.ClassDef):
@@ -251,16 +249,11 @@ class _Uses:
     def table(self, node: ast.stmt) -> bool:
         """``T = frozenset({A, B})`` (or a tuple): the names are in a table
         that is only ever tested for membership if T is."""
-        if not (
-            isinstance(node, ast.Assign)
-            and len(node.targets) == 1
-            and isinstance(node.targets[0], ast.Name)
-        ):
+        table = _table(node)
+        if table is None:
             return False
-        members = _table_members(node.value)
-        if members is None:
-            return False
-        qualname = f"{self.summary.module}.{node.targets[0].id}"
+        name, members = table
+        qualname = f"{self.summary.module}.{name}"
         for member in members:
             self.note(member.id, IN_TABLE + qualname)
         return True
@@ -348,6 +341,18 @@ def _is_class_test(node: ast.Call) -> bool:
         and len(node.args) == 2
         and not node.keywords
     )
+
+
+def _table(node: ast.stmt) -> tuple[str, list[ast.Name]] | None:
+    """(name, members) of ``T = frozenset({A, B})`` (or a tuple), else None."""
+    if not (
+        isinstance(node, ast.Assign)
+        and len(node.targets) == 1
+        and isinstance(node.targets[0], ast.Name)
+    ):
+        return None
+    members = _table_members(node.value)
+    return None if members is None else (node.targets[0].id, members)
 
 
 def _table_members(value: ast.expr) -> list[ast.Name] | None:
