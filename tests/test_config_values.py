@@ -18,7 +18,7 @@ from vllm_spec_lint.edges.config import (
 
 pytestmark = pytest.mark.fast
 
-CODES = "VSL001, VSL002, VSL003, VSL004, VSL005, VSL006, VSL007, VSL900"
+CODES = "VSL001, VSL002, VSL003, VSL004, VSL005, VSL006, VSL007, VSL008, VSL900"
 
 
 @pytest.mark.parametrize(

@@ -145,7 +145,7 @@ def test_bad_settings_are_one_diagnostic_at_the_top_and_defaults_apply(project):
     assert settings.message == (
         f"settings not used: {project / 'pyproject.toml'}: invalid value for "
         "'select': unknown rule selector 'XYZ' (codes: VSL001, VSL002, VSL003, "
-        "VSL004, VSL005, VSL006, VSL007, VSL900)"
+        "VSL004, VSL005, VSL006, VSL007, VSL008, VSL900)"
     )
     assert settings.source == "vllm-spec-lint"
     assert finding.code == "VSL001"

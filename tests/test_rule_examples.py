@@ -9,6 +9,11 @@ import pytest
 from vllm_spec_lint.core.analysis import analyze_source
 from vllm_spec_lint.core.fixing import fix_source
 from vllm_spec_lint.core.settings import Config
+from vllm_spec_lint.model.hierarchy import (
+    ClassHierarchy,
+    read_class_bases,
+    read_declared,
+)
 from vllm_spec_lint.rules import ALL_RULES
 from vllm_spec_lint.rules.base import Example
 
@@ -27,9 +32,29 @@ def _iter_examples(kind: str):
             yield pytest.param(rule, example, id=f"{rule.CODE}-{kind.lower()}-{i}")
 
 
+def _hierarchy(example: Example) -> ClassHierarchy | None:
+    """An example that is a family's module (``module=``) is the hierarchy
+    read from it, as a scanned vLLM tree's is: its classes, and the layout
+    properties they declare (VSL008)."""
+    families = Config().families
+    if example.module not in {f.module for f in families}:
+        return None
+    return ClassHierarchy.default().with_module(
+        example.module,
+        read_class_bases(example.code),
+        "example.py",
+        "scanned tree",
+        read_declared(example.code, {f.property_name for f in families}),
+    )
+
+
 def _run(example: Example):
     return analyze_source(
-        example.code, "example.py", Config(), module_name=example.module
+        example.code,
+        "example.py",
+        Config(),
+        _hierarchy(example),
+        module_name=example.module,
     ).findings
 
 
@@ -55,7 +80,11 @@ def test_invalid_example_of_a_discovered_family_says_it_is_a_guess(rule, example
     guessed = tuple(replace(f, evidence="a guess") for f in Config().families)
     config = Config(families=guessed, extend_safe_fixes=(rule.CODE,))
     [found] = analyze_source(
-        example.code, "example.py", config, module_name=example.module
+        example.code,
+        "example.py",
+        config,
+        _hierarchy(example),
+        module_name=example.module,
     ).findings
     assert found.message.endswith(" (discovered twin: a guess)")
     if found.fix is not None:
@@ -71,6 +100,7 @@ def test_invalid_example_is_fixed_as_written(rule, example):
         example.code,
         "example.py",
         Config(),
+        _hierarchy(example),
         module_name=example.module,
         unsafe=True,
     )

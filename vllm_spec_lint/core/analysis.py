@@ -237,8 +237,13 @@ def _file_analysis(
     for report in reports:
         start, end = model.span(report.node)
         line = lines[start[0] - 1]  # a finding's row is always one of the file's
-        if apply_noqa and noqa.is_suppressed(line, report.code):
+        silenced = apply_noqa and any(
+            noqa.is_suppressed(line, code) for code in (report.code, *report.follows)
+        )
+        if silenced and not config.noqa_as_suppression:
             continue
+        if silenced:
+            report = replace(report, suppressed_by="noqa: the line's noqa comment")
         fix = fix_from_plan(model, report.fix) if report.fix else None
         # A project may promote a rule's fixes to safe (extend-safe-fixes),
         # never where the author chose the code (a suppressed site) or where

@@ -22,6 +22,7 @@ RULE_NAMES = {
     "VSL005": "class-name-leaves-out-companion",
     "VSL006": "dispatch-leaves-out-companion",
     "VSL007": "parent-sweeps-in-companion",
+    "VSL008": "class-test-instead-of-layout-property",
     PARSE_ERROR_CODE: "unreadable-file",
 }
 KNOWN_CODES = tuple(RULE_NAMES)
@@ -90,6 +91,12 @@ class Config:
     # Larger files that name an anchor are reported, not parsed: CPython's
     # own parser needs minutes and gigabytes for a 50 MB module.
     max_file_size_mb: int = 10
+    # VSL008 as if the families' layout property were declared: the
+    # layout-property codemod rewrites tests before it writes the property.
+    assume_layout_property: bool = False
+    # Strict mode's census: a site a ``# noqa`` comment silences is kept as
+    # a suppressed finding ("noqa") instead of dropped (the codemod counts).
+    noqa_as_suppression: bool = False
     # Folder that relative patterns (exclude, per-file-ignores) are matched from.
     root: Path = field(default_factory=Path.cwd, compare=False)
     source: str = "defaults"

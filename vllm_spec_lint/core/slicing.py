@@ -82,6 +82,9 @@ class Screen:
     # beside its parent gives it an entry of its own.
     parent_companions: frozenset[tuple[str, str]] = frozenset()
     strict: bool = False
+    # Anchors of families whose layout property is declared: every test of
+    # one is a candidate (VSL008 reports tests naming the whole family).
+    layout_anchors: frozenset[str] = frozenset()
 
     @classmethod
     def build(
@@ -115,6 +118,11 @@ class Screen:
             | {m for f in config.families for m in f.members},
             families=families,
             module_name=module_name,
+            layout_anchors=frozenset(
+                short_name(f.anchor)
+                for f in config.families
+                if hierarchy.declares_layout(f)
+            ),
         )
 
     @cached_property
@@ -438,6 +446,8 @@ class _Scan:
             self.trusted[w] for w in refs if w in self.trusted and w not in self.rebound
         }
         exact = isinstance(test, ast.Compare)
+        if not exact and anchor_refs & self.screen.layout_anchors:
+            return True
         return self.screen.uncovered(anchor_refs, named, exact)
 
 

@@ -42,6 +42,9 @@ def fingerprint(config: Config, hierarchy: ClassHierarchy) -> str:
         config.extend_unsafe_fixes,
         sorted(hierarchy.bases.items()),
         sorted(hierarchy.unresolved.items()),
+        sorted(hierarchy.declared.items()),
+        config.assume_layout_property,
+        config.noqa_as_suppression,
     )
     return hashlib.sha256(repr(settings).encode()).hexdigest()
 

@@ -65,7 +65,7 @@ def _families(source: str, value) -> tuple[Family, ...]:
         where = f"{key}[{i}]"
         if not isinstance(entry, Mapping):
             raise ConfigError(source, where, "expected a table")
-        unknown = set(entry) - {"name", "module", "members"}
+        unknown = set(entry) - {"name", "module", "members", "layout-property"}
         if unknown:
             raise ConfigError(source, where, f"unknown field(s): {sorted(unknown)}")
         module = entry.get("module")
@@ -80,6 +80,13 @@ def _families(source: str, value) -> tuple[Family, ...]:
                 f"{where}.members",
                 "expected two or more class names (dotted for another module)",
             )
+        layout_property = entry.get("layout-property", "")
+        if not isinstance(layout_property, str) or not (
+            layout_property == "" or layout_property.isidentifier()
+        ):
+            raise ConfigError(
+                source, f"{where}.layout-property", "expected a Python identifier"
+            )
         # A dotted member is in its own module: a plugin's stand-in beside
         # vLLM's companion.
         modules = tuple(m.rpartition(".")[0] or module for m in members)
@@ -89,6 +96,7 @@ def _families(source: str, value) -> tuple[Family, ...]:
                 module,
                 tuple(short_name(m) for m in members),
                 member_modules=modules if set(modules) != {module} else (),
+                layout_property=layout_property,
             )
         )
     return tuple(families)

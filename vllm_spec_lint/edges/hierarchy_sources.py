@@ -20,6 +20,7 @@ from __future__ import annotations
 import importlib.util
 import os
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 
 from vllm_spec_lint.core.settings import Config
@@ -29,6 +30,7 @@ from vllm_spec_lint.model.hierarchy import (
     is_vllm_module,
     module_path,
     read_class_bases,
+    read_declared,
     short_name,
 )
 
@@ -50,6 +52,7 @@ def load_hierarchy(
     for the runner)."""
     hierarchy = ClassHierarchy.default()
     modules = dict.fromkeys(m for f in config.families for m in f.modules)
+    properties = {f.property_name for f in config.families}
     # vLLM's modules first: a plugin's classes derive from theirs.
     for module in sorted(modules, key=lambda m: not is_vllm_module(m)):
         path = module_path(module)
@@ -62,14 +65,33 @@ def load_hierarchy(
                     )
                 continue
             try:
-                bases = class_bases(read_source(candidate))
+                source = read_source(candidate)
+                bases = class_bases(source)
+                declared = read_declared(source, properties)
             except Exception as e:  # a broken file keeps the defaults
                 warnings.append(f"{candidate}: cannot read class hierarchy: {e}")
                 break
-            hierarchy = hierarchy.with_module(module, bases, str(candidate), origin)
+            hierarchy = hierarchy.with_module(
+                module, bases, str(candidate), origin, declared
+            )
             break
     warnings += _unknown_bases(config, hierarchy)
+    if config.assume_layout_property:
+        hierarchy = with_layout_property(hierarchy, config)
     return hierarchy
+
+
+def with_layout_property(hierarchy: ClassHierarchy, config: Config) -> ClassHierarchy:
+    """The hierarchy as the layout-property codemod leaves it: each family's
+    root, anchor and companions declare its property. Stand-in families
+    inherit the property of the family they stand in for and get none."""
+    declared = dict(hierarchy.declared)
+    for family in config.families:
+        if family.derived_from:
+            continue
+        for cls in (hierarchy.root(family.anchor), *family.qualified_members):
+            declared[cls] = declared.get(cls, frozenset()) | {family.property_name}
+    return replace(hierarchy, declared=declared)
 
 
 def _unknown_bases(config: Config, hierarchy: ClassHierarchy) -> list[str]:

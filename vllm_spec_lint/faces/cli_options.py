@@ -324,10 +324,11 @@ def build_parser() -> argparse.ArgumentParser:
     codemod = commands.add_parser("codemod", help="run a codemod over a tree")
     codemod.add_argument(
         "name",
-        choices=("add-sliding-window-mla", "nixl-mla-region"),
+        choices=("add-sliding-window-mla", "nixl-mla-region", "layout-property"),
         help="add-sliding-window-mla: every fix over the tree (behaviour-changing "
         "ones too; review the diff); nixl-mla-region: vLLM PR #45831's fix of "
-        "the NIXL worker",
+        "the NIXL worker; layout-property: declare uses_mla_layout on the spec "
+        "classes and rewrite the class tests that mean it",
     )
     codemod.add_argument(
         "paths",
@@ -340,6 +341,12 @@ def build_parser() -> argparse.ArgumentParser:
     codemod.add_argument("--config", type=Path, help="settings file to use")
     codemod.add_argument(
         "--diff", action="store_true", help="print a diff; write nothing"
+    )
+    codemod.add_argument(
+        "--unsafe-fixes",
+        action="store_true",
+        help="layout-property: also rewrite the tests that leave a companion "
+        "out (VSL001's findings; they change behaviour)",
     )
 
     rules = commands.add_parser("rules", help="list the rules")

@@ -13,6 +13,7 @@ Classes are identified by qualified name (``module.ClassName``).
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -37,6 +38,9 @@ class Family:
     # Why tests against the anchor are not reported by default (a subclass
     # that is not a stand-in); ``--strict`` reports them with this reason.
     quiet_reason: str = ""
+    # The property the spec classes answer the family's layout with
+    # (model/layout.py); empty: named after the anchor (``uses_mla_layout``).
+    layout_property: str = ""
 
     @property
     def qualified_members(self) -> tuple[str, ...]:
@@ -50,6 +54,17 @@ class Family:
     @property
     def companions(self) -> tuple[str, ...]:
         return self.qualified_members[1:]
+
+    @property
+    def property_name(self) -> str:
+        """The layout property: configured, or ``uses_<anchor>_layout`` with
+        the anchor's name less its ``AttentionSpec``/``Spec`` ending, in
+        snake case (``MLAAttentionSpec``: ``uses_mla_layout``)."""
+        if self.layout_property:
+            return self.layout_property
+        stem = re.sub(r"(Attention)?Spec$", "", self.members[0]) or self.members[0]
+        snake = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", stem)
+        return f"uses_{snake.lower()}_layout"
 
     @property
     def module_path(self) -> str:
@@ -107,6 +122,9 @@ class ClassHierarchy:
     # Classes with a base that is not a known class (imported from a module
     # that was not read), as those bases' dotted names.
     unresolved: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # Layout properties the classes read define in their own bodies
+    # (:func:`read_declared`), by qualified class name.
+    declared: Mapping[str, frozenset[str]] = field(default_factory=dict)
     _ancestors: dict[str, frozenset[str]] = field(
         default_factory=dict, compare=False, repr=False
     )
@@ -121,9 +139,11 @@ class ClassHierarchy:
         bases: Mapping[str, tuple[str, ...]],
         source: str,
         origin: str,
+        declared: Mapping[str, frozenset[str]] | None = None,
     ) -> ClassHierarchy:
         """This hierarchy with ``module``'s classes replaced by ``bases``
-        (:func:`read_class_bases`). An imported base counts when it is a
+        (:func:`read_class_bases`) and what they declare (:func:`read_declared`,
+        by class name). An imported base counts when it is a
         class this hierarchy knows, by its dotted name or, re-exported, by a
         class name only one known class has; others are kept in
         ``unresolved``."""
@@ -155,7 +175,9 @@ class ClassHierarchy:
                 unresolved[prefix + cls] = tuple(missing)
         # The built-in defaults describe vLLM's module: read, they are gone.
         replaced = module == KV_CACHE_INTERFACE
-        return self._replaced(kept, source, origin, not replaced, unresolved)
+        found = {c: n for c, n in self.declared.items() if not c.startswith(prefix)}
+        found.update({prefix + c: n for c, n in (declared or {}).items()})
+        return self._replaced(kept, source, origin, not replaced, unresolved, found)
 
     def with_classes(
         self, bases: Mapping[str, tuple[str, ...]], source: str, origin: str
@@ -170,6 +192,7 @@ class ClassHierarchy:
         origin: str,
         keep_defaults: bool = True,
         unresolved: Mapping[str, tuple[str, ...]] | None = None,
+        declared: Mapping[str, frozenset[str]] | None = None,
     ) -> ClassHierarchy:
         kept = [
             (s, o)
@@ -182,7 +205,27 @@ class ClassHierarchy:
             tuple(s for s, _ in kept),
             tuple(o for _, o in kept),
             self.unresolved if unresolved is None else unresolved,
+            self.declared if declared is None else declared,
         )
+
+    def root(self, cls: str) -> str:
+        """The topmost class ``cls`` derives from (``KVCacheSpec``); the first
+        by name when it has several."""
+        roots = sorted(c for c in self.ancestors(cls) if not self.bases.get(c))
+        return roots[0] if roots else cls
+
+    def declares(self, cls: str, name: str) -> bool:
+        """Whether ``cls``'s own body defines ``name``."""
+        return name in self.declared.get(cls, ())
+
+    def declares_layout(self, family: Family) -> bool:
+        """Whether the family's layout property is declared as VSL008's
+        rewrite needs it (model/layout.py): by the family's root, anchor and
+        every companion, and by no other class read (an override elsewhere
+        would make it mean something else)."""
+        wanted = {self.root(family.anchor), *family.qualified_members}
+        name = family.property_name
+        return {c for c in self.declared if self.declares(c, name)} == wanted
 
     def knows_bases(self, cls: str) -> bool:
         """Whether every base of ``cls`` is known: a class read from a module
@@ -284,6 +327,45 @@ def _class_bases(source: bytes | str) -> tuple[tuple[str, tuple[str, ...]], ...]
         (c.name, tuple(b for b in map(base_name, c.bases) if b is not None))
         for c in classes
     )
+
+
+def read_declared(
+    source: bytes | str, names: Iterable[str]
+) -> dict[str, frozenset[str]]:
+    """Which of ``names`` each top-level class of a module defines in its own
+    body (a method, property or class attribute). A source that holds none
+    of them is not parsed: that is every vLLM release before the migration."""
+    raw = source.encode() if isinstance(source, str) else source
+    names = frozenset(n for n in names if n.encode() in raw)
+    if not names:
+        return {}
+    import ast
+
+    found = {}
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.ClassDef):
+            defined = body_names(node) & names
+            if defined:
+                found[node.name] = frozenset(defined)
+    return found
+
+
+def body_names(node) -> set[str]:
+    """The names an ``ast.ClassDef``'s own body defines: methods,
+    properties, class attributes."""
+    import ast
+
+    defined = set()
+    for statement in node.body:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            defined.add(statement.name)
+        elif isinstance(statement, ast.AnnAssign) and isinstance(
+            statement.target, ast.Name
+        ):
+            defined.add(statement.target.id)
+        elif isinstance(statement, ast.Assign):
+            defined |= {t.id for t in statement.targets if isinstance(t, ast.Name)}
+    return defined
 
 
 def absolute_name(name: str, module_name: str | None) -> str:

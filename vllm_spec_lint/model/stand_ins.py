@@ -95,4 +95,6 @@ def _family(family: Family, cls: str, companions: list[str]) -> Family:
         derived_from=family.name,
         stand_in=why,
         quiet_reason=quiet,
+        # Stand-ins inherit the property of the classes they stand in for.
+        layout_property=family.property_name,
     )

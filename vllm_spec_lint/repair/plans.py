@@ -40,7 +40,7 @@ class FixPlan:
 _COMMA = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
 
 
-def _tuple(values: list[cst.BaseExpression]) -> cst.Tuple:
+def flat_tuple(values: list[cst.BaseExpression]) -> cst.Tuple:
     """``(a, b, c)`` on one line."""
     last = len(values) - 1
     return cst.Tuple(
@@ -275,7 +275,7 @@ def add_companions(
             replacement = cst.BinaryOperation(replacement, cst.BitOr(), value)
         return FixPlan(anchor, replacement, message, anchor, imports)
     if isinstance(parent, cst.Arg):
-        replacement = _tuple([unparenthesized(anchor), *values])
+        replacement = flat_tuple([unparenthesized(anchor), *values])
         return FixPlan(anchor, replacement, message, anchor, imports)
     return None
 
@@ -309,7 +309,9 @@ def _membership(
     replacement = comparison.with_changes(
         left=kept_side,
         comparisons=[
-            cst.ComparisonTarget(operator, _tuple([unparenthesized(anchor), *values]))
+            cst.ComparisonTarget(
+                operator, flat_tuple([unparenthesized(anchor), *values])
+            )
         ],
     )
     message = (
@@ -395,7 +397,7 @@ def add_table_entries(
         new = [cst.DictElement(k, value) for k in keys]
     else:
         container = table.args[0].value
-        new = [cst.Element(_tuple([k, value])) for k in keys]
+        new = [cst.Element(flat_tuple([k, value])) for k in keys]
     index = next(i for i, e in enumerate(container.elements) if e is element)
     replacement = insert_items(container, "elements", index + 1, new)
     added = ", ".join(short_name(c) for c in companions)

@@ -8,6 +8,7 @@ from vllm_spec_lint.rules.vsl004_constant import ConstantLeavesOutCompanion
 from vllm_spec_lint.rules.vsl005_class_name import ClassNameLeavesOutCompanion
 from vllm_spec_lint.rules.vsl006_class_dispatch import DispatchLeavesOutCompanion
 from vllm_spec_lint.rules.vsl007_parent_sweeps_companion import ParentSweepsInCompanion
+from vllm_spec_lint.rules.vsl008_layout_property import ClassTestInsteadOfLayoutProperty
 
 ALL_RULES: tuple[type[Rule], ...] = (
     IsinstanceLeavesOutCompanion,
@@ -17,4 +18,5 @@ ALL_RULES: tuple[type[Rule], ...] = (
     ClassNameLeavesOutCompanion,
     DispatchLeavesOutCompanion,
     ParentSweepsInCompanion,
+    ClassTestInsteadOfLayoutProperty,
 )

@@ -37,6 +37,9 @@ class Report:
     # A test on a metadata builder's own spec: (its class, the companions it
     # leaves out), for backend pairing across the tree (model/pairing.py).
     own_spec: tuple[str, ...] = ()
+    # Codes whose noqa also silences this report: a finding at another
+    # rule's site follows that rule's suppressions.
+    follows: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -75,6 +78,7 @@ class Rule(cst.BatchableCSTVisitor):
         family: Family | None = None,
         test: TypeTest | None = None,
         missing: list[str] = (),
+        follows: tuple[str, ...] = (),
     ):
         guessed = family is not None and bool(family.evidence or family.stand_in)
         if family is not None and family.evidence:  # a guess: say why
@@ -87,7 +91,9 @@ class Rule(cst.BatchableCSTVisitor):
             if owner is not None:
                 own_spec = (owner, *missing)
         self.reports.append(
-            Report(self.CODE, node, message, fix, suppressed_by, guessed, own_spec)
+            Report(
+                self.CODE, node, message, fix, suppressed_by, guessed, own_spec, follows
+            )
         )
 
     def suppression(

@@ -3,6 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from vllm_spec_lint.model.hierarchy import short_name
+from vllm_spec_lint.model.layout import declared, layout_test
 from vllm_spec_lint.repair.plans import add_companions
 from vllm_spec_lint.rules.base import Example, Rule, describe
 
@@ -44,6 +45,10 @@ class IsinstanceLeavesOutCompanion(Rule):
     codemod or the fix hook apply it; ``extend-safe-fixes`` promotes it):
     add ``SlidingWindowMLASpec`` right after ``MLAAttentionSpec`` and
     import it where ``MLAAttentionSpec`` comes from.
+
+    Once the spec classes declare the family's layout property (``codemod
+    layout-property``), VSL008 reports the ``isinstance()`` tests it can
+    rewrite in this rule's place, with a fix to the property.
 
     Two ways forward: a real miss gets the companion (the fix); code that
     leaves it out on purpose keeps it and says so. Suppress such a site with
@@ -118,7 +123,7 @@ class IsinstanceLeavesOutCompanion(Rule):
             return
         for family in self.model.families:
             anchors = [r for r in test.anchor_refs(family) if not r.via_constant]
-            if not anchors:
+            if not anchors or _layout_property_answers(self.model, test, family):
                 continue
             missing = self.missing_companions(test, family)
             if missing:
@@ -139,3 +144,9 @@ class IsinstanceLeavesOutCompanion(Rule):
                         test=test,
                         missing=missing,
                     )
+
+
+def _layout_property_answers(model, test, family) -> bool:
+    """Whether VSL008 takes this test: the layout property is declared and
+    the test can read it."""
+    return layout_test(model, test, family) is not None and declared(model, family)

@@ -25,6 +25,12 @@ from vllm_spec_lint.faces.commands.running import (
 def command_codemod(args: argparse.Namespace, config: Config) -> int:
     if args.name == "nixl-mla-region":
         return _codemod_nixl(args)
+    if args.name == "layout-property":
+        from vllm_spec_lint.faces.commands.layout_property import (
+            command_layout_property,
+        )
+
+        return command_layout_property(args, config)
     from vllm_spec_lint.edges.runner import run
 
     # A one-shot run a person asked for and reviews as a diff: every fix,

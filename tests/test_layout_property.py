@@ -1,0 +1,494 @@
+"""The layout property (issue #45): every rewrite form is equivalent to the
+class test it replaces, and the codemod migrates a tree once, leaving
+deliberate sites alone."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from tests.conftest import run_cli
+from vllm_spec_lint.core.fixing import fix_source
+from vllm_spec_lint.core.settings import Config
+from vllm_spec_lint.model.hierarchy import (
+    ClassHierarchy,
+    read_class_bases,
+    read_declared,
+)
+
+INTERFACE = "vllm.v1.kv_cache_interface"
+
+# vLLM's shape, as the codemod leaves it (the property declared), and a
+# plugin's stand-ins and own classes below it.
+CLASSES = """\
+class KVCacheSpec:
+    @property
+    def uses_mla_layout(self) -> bool:
+        return False
+
+
+class AttentionSpec(KVCacheSpec):
+    pass
+
+
+class FullAttentionSpec(AttentionSpec):
+    pass
+
+
+class MLAAttentionSpec(FullAttentionSpec):
+    @property
+    def uses_mla_layout(self) -> bool:
+        return True
+
+
+class SlidingWindowSpec(AttentionSpec):
+    pass
+
+
+class SlidingWindowMLASpec(SlidingWindowSpec):
+    @property
+    def uses_mla_layout(self) -> bool:
+        return True
+
+
+class MambaSpec(KVCacheSpec):
+    pass
+
+
+class AscendMLAAttentionSpec(MLAAttentionSpec):
+    pass
+
+
+class AscendSlidingWindowMLASpec(SlidingWindowMLASpec):
+    pass
+
+
+class PluginWindowSpec(SlidingWindowSpec):
+    pass
+"""
+
+# Each function holds one class test; the comment names the form its
+# rewrite takes.
+TESTS = """
+
+def whole(x):  # guarded
+    return isinstance(x, (MLAAttentionSpec, SlidingWindowMLASpec))
+
+
+def union(x):  # guarded, from a union
+    return isinstance(x, MLAAttentionSpec | SlidingWindowMLASpec)
+
+
+def negated(x):  # guarded, parenthesized under not
+    return not isinstance(x, (SlidingWindowMLASpec, MLAAttentionSpec))
+
+
+def with_others(x):  # others or guarded
+    return isinstance(x, (MLAAttentionSpec, MambaSpec, SlidingWindowMLASpec))
+
+
+def with_others_in_and(x, flag=True):  # parenthesized in and
+    return flag and isinstance(x, (MLAAttentionSpec, SlidingWindowMLASpec, MambaSpec))
+
+
+def annotated(x: KVCacheSpec):  # known spec
+    return isinstance(x, (MLAAttentionSpec, SlidingWindowMLASpec))
+
+
+def annotated_with_others(x: KVCacheSpec):  # others or known spec
+    return isinstance(x, (MambaSpec, MLAAttentionSpec, SlidingWindowMLASpec))
+
+
+def narrowed(x):  # known spec by the same decision
+    return isinstance(x, AttentionSpec) and not isinstance(x, MLAAttentionSpec)
+
+
+def values(specs: dict[str, KVCacheSpec]):  # known spec: an annotated dict's value
+    return [isinstance(s, MLAAttentionSpec) for s in specs.values()]
+
+
+class Holder:
+    def __init__(self, kv_cache_spec):
+        self.kv_cache_spec = kv_cache_spec
+
+    def layout(self):  # known spec: a kv_cache_spec attribute
+        return isinstance(self.kv_cache_spec, (MLAAttentionSpec, SlidingWindowMLASpec))
+
+
+def partial(x):  # leaves the companion out: unsafe, the whole family's answer
+    return isinstance(x, MLAAttentionSpec)
+"""
+
+REWRITTEN = """
+
+def whole(x):  # guarded
+    return isinstance(x, KVCacheSpec) and x.uses_mla_layout
+
+
+def union(x):  # guarded, from a union
+    return isinstance(x, KVCacheSpec) and x.uses_mla_layout
+
+
+def negated(x):  # guarded, parenthesized under not
+    return not (isinstance(x, KVCacheSpec) and x.uses_mla_layout)
+
+
+def with_others(x):  # others or guarded
+    return isinstance(x, MambaSpec) or (isinstance(x, KVCacheSpec) and x.uses_mla_layout)
+
+
+def with_others_in_and(x, flag=True):  # parenthesized in and
+    return flag and (isinstance(x, MambaSpec) or (isinstance(x, KVCacheSpec) and x.uses_mla_layout))
+
+
+def annotated(x: KVCacheSpec):  # known spec
+    return x.uses_mla_layout
+
+
+def annotated_with_others(x: KVCacheSpec):  # others or known spec
+    return isinstance(x, MambaSpec) or x.uses_mla_layout
+
+
+def narrowed(x):  # known spec by the same decision
+    return isinstance(x, AttentionSpec) and not x.uses_mla_layout
+
+
+def values(specs: dict[str, KVCacheSpec]):  # known spec: an annotated dict's value
+    return [s.uses_mla_layout for s in specs.values()]
+
+
+class Holder:
+    def __init__(self, kv_cache_spec):
+        self.kv_cache_spec = kv_cache_spec
+
+    def layout(self):  # known spec: a kv_cache_spec attribute
+        return self.kv_cache_spec.uses_mla_layout
+
+
+def partial(x):  # leaves the companion out: unsafe, the whole family's answer
+    return isinstance(x, KVCacheSpec) and x.uses_mla_layout
+"""
+
+SPEC_CLASSES = [
+    "KVCacheSpec", "AttentionSpec", "FullAttentionSpec", "MLAAttentionSpec",
+    "SlidingWindowSpec", "SlidingWindowMLASpec", "MambaSpec",
+    "AscendMLAAttentionSpec", "AscendSlidingWindowMLASpec", "PluginWindowSpec",
+]  # fmt: skip
+# The forms that read the property unguarded hold for the values the model
+# knows the test can see: specs.
+KNOWN_SPEC = {"annotated", "annotated_with_others", "values", "layout"}
+
+
+def _hierarchy(source: str) -> ClassHierarchy:
+    return ClassHierarchy.default().with_module(
+        INTERFACE,
+        read_class_bases(source),
+        "kv.py",
+        "scanned tree",
+        read_declared(source, {"uses_mla_layout"}),
+    )
+
+
+def _rewritten(unsafe: bool) -> str:
+    source = CLASSES + TESTS
+    outcome = fix_source(
+        source, "kv.py", Config(), _hierarchy(source), module_name=INTERFACE,
+        unsafe=unsafe,
+    )  # fmt: skip
+    assert outcome.failure is None
+    return outcome.text
+
+
+# The tests that leave the companion out, as VSL001's fix writes them:
+# what their rewrite must answer.
+WHOLE_FAMILY = """
+
+def narrowed(x):
+    return isinstance(x, AttentionSpec) and not isinstance(
+        x, (MLAAttentionSpec, SlidingWindowMLASpec)
+    )
+
+
+def values(specs):
+    return [isinstance(s, (MLAAttentionSpec, SlidingWindowMLASpec)) for s in specs.values()]
+
+
+def partial(x):
+    return isinstance(x, (MLAAttentionSpec, SlidingWindowMLASpec))
+"""
+
+
+def _namespaces() -> tuple[dict, dict]:
+    """The tests before and after, over one set of classes."""
+    classes: dict = {}
+    exec(compile(CLASSES, "kv.py", "exec"), classes)
+    before, after = dict(classes), dict(classes)
+    exec(compile(TESTS + WHOLE_FAMILY, "before.py", "exec"), before)
+    exec(compile(REWRITTEN, "after.py", "exec"), after)
+    return before, after
+
+
+def _calls(namespace: dict, name: str, value):
+    if name == "values":
+        return namespace["values"]({"layer": value})
+    if name == "layout":
+        return namespace["Holder"](value).layout()
+    return namespace[name](value)
+
+
+def test_the_codemod_rewrites_every_form_as_written():
+    assert _rewritten(unsafe=True) == CLASSES + REWRITTEN
+
+
+def test_without_unsafe_fixes_the_test_leaving_a_companion_out_stays():
+    rewritten = _rewritten(unsafe=False)
+    assert rewritten.endswith("    return isinstance(x, MLAAttentionSpec)\n")
+    # partial, values and narrowed leave it out: each stays as written.
+    assert (
+        rewritten.count("uses_mla_layout")
+        == (CLASSES + REWRITTEN).count("uses_mla_layout") - 3
+    )
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["whole", "union", "negated", "with_others", "with_others_in_and", "annotated",
+     "annotated_with_others", "narrowed", "values", "layout", "partial"],
+)  # fmt: skip
+def test_every_rewritten_test_gives_the_same_answer_for_every_value(name):
+    before, after = _namespaces()
+    specs = [before[c]() for c in SPEC_CLASSES]
+    values = specs if name in KNOWN_SPEC else [*specs, None, 1, object(), "spec"]
+    for value in values:
+        expected = _calls(before, name, value)
+        assert _calls(after, name, value) == expected, (name, type(value).__name__)
+
+
+def test_the_rewrite_of_a_test_leaving_a_companion_out_changes_the_companion_only():
+    classes: dict = {}
+    exec(compile(CLASSES + TESTS, "before.py", "exec"), classes)
+    after = dict(classes)
+    exec(compile(REWRITTEN, "after.py", "exec"), after)
+    changed = [
+        c for c in SPEC_CLASSES
+        if classes["partial"](classes[c]()) != after["partial"](classes[c]())
+    ]  # fmt: skip
+    assert changed == ["SlidingWindowMLASpec", "AscendSlidingWindowMLASpec"]
+
+
+# -- the codemod over a tree ---------------------------------------------------
+
+TREE_INTERFACE = '''\
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class KVCacheSpec:
+    block_size: int
+
+    @property
+    def has_layer_views(self) -> bool:
+        """Whether generic allocation creates per-layer cache views."""
+        return True
+
+
+@dataclass(frozen=True)
+class AttentionSpec(KVCacheSpec):
+    num_kv_heads: int
+
+
+@dataclass(frozen=True)
+class FullAttentionSpec(AttentionSpec):
+    pass
+
+
+@dataclass(frozen=True)
+class MLAAttentionSpec(FullAttentionSpec):
+    cache_dtype_str: str | None = None
+
+
+@dataclass(frozen=True)
+class SlidingWindowSpec(AttentionSpec):
+    sliding_window: int
+
+
+@dataclass(frozen=True)
+class SlidingWindowMLASpec(SlidingWindowSpec):
+    pass
+'''
+
+TREE_USER = """\
+from vllm.v1.kv_cache_interface import (
+    AttentionSpec,
+    KVCacheSpec,
+    MLAAttentionSpec,
+    SlidingWindowMLASpec,
+)
+
+
+def is_mla_region(layer_spec) -> bool:
+    return isinstance(layer_spec, (MLAAttentionSpec, SlidingWindowMLASpec))
+
+
+def page_rows(spec: KVCacheSpec) -> int:
+    if isinstance(spec, MLAAttentionSpec):
+        return 1
+    return 2
+
+
+def checked(spec: AttentionSpec) -> None:
+    assert isinstance(spec, MLAAttentionSpec), "MLA only"
+
+
+def chosen(spec: KVCacheSpec) -> bool:
+    return isinstance(spec, MLAAttentionSpec)  # noqa: VSL001 MLA proper only
+"""
+
+DECLARED_ON_ROOT = '''
+    @property
+    def uses_mla_layout(self) -> bool:
+        """Whether this cache uses the MLAAttentionSpec layout.
+
+        SlidingWindowMLASpec has this layout without subclassing
+        MLAAttentionSpec: ask this property instead of testing for classes, so
+        that a new class with the layout sets it once rather than joining every
+        isinstance() check.
+        """
+        return False
+'''
+
+OVERRIDE = """
+    @property
+    def uses_mla_layout(self) -> bool:
+        return True
+"""
+
+
+@pytest.fixture
+def tree(tmp_path):
+    (tmp_path / "vllm" / "v1").mkdir(parents=True)
+    (tmp_path / "vllm" / "v1" / "kv_cache_interface.py").write_text(TREE_INTERFACE)
+    (tmp_path / "vllm" / "v1" / "user.py").write_text(TREE_USER)
+    (tmp_path / "pyproject.toml").write_text("[tool.ruff]\nline-length = 88\n")
+    return tmp_path
+
+
+def test_the_codemod_declares_the_property_on_the_family_only(tree):
+    out = run_cli("codemod", "layout-property", ".", cwd=tree)
+    assert out.returncode == 0, out.stderr
+    interface = (tree / "vllm" / "v1" / "kv_cache_interface.py").read_text()
+    expected = TREE_INTERFACE.replace(
+        "        return True\n", "        return True\n" + DECLARED_ON_ROOT, 1
+    )
+    expected = expected.replace(
+        "    cache_dtype_str: str | None = None\n",
+        "    cache_dtype_str: str | None = None\n" + OVERRIDE,
+    )
+    expected = expected.rstrip("\n") + "\n" + OVERRIDE
+    assert interface == expected
+
+
+def test_the_codemod_rewrites_the_whole_family_and_keeps_the_rest(tree):
+    out = run_cli("codemod", "layout-property", ".", cwd=tree)
+    user = (tree / "vllm" / "v1" / "user.py").read_text()
+    assert (
+        "    return isinstance(layer_spec, KVCacheSpec) and layer_spec.uses_mla_layout\n"
+        in user
+    )
+    for kept in (
+        "    if isinstance(spec, MLAAttentionSpec):\n",
+        '    assert isinstance(spec, MLAAttentionSpec), "MLA only"\n',
+        "    return isinstance(spec, MLAAttentionSpec)  # noqa: VSL001 MLA proper only\n",
+    ):
+        assert kept in user
+    assert "    SlidingWindowMLASpec,\n" not in user  # its import left unused: gone
+    assert out.stderr.splitlines()[2:] == [
+        "rewritten: 1 test",
+        "  VSL008: 1 (names the whole family)",
+        "kept: 3 tests",
+        "  VSL001: 1 (assert)",
+        "  VSL001: 1 (changes behaviour: --unsafe-fixes rewrites it)",
+        "  VSL001: 1 (noqa)",
+    ]
+
+
+def test_with_unsafe_fixes_the_reported_test_is_rewritten_too(tree):
+    out = run_cli("codemod", "layout-property", "--unsafe-fixes", ".", cwd=tree)
+    assert out.returncode == 0, out.stderr
+    user = (tree / "vllm" / "v1" / "user.py").read_text()
+    assert "    if spec.uses_mla_layout:\n" in user
+    assert "  VSL001: 1 (leaves a companion out)" in out.stderr.splitlines()
+
+
+def test_a_second_run_changes_nothing_and_check_is_clean_at_the_rewrites(tree):
+    run_cli("codemod", "layout-property", "--unsafe-fixes", ".", cwd=tree)
+    before = {p: p.read_text() for p in tree.rglob("*.py")}
+    again = run_cli(
+        "codemod", "layout-property", "--unsafe-fixes", "--diff", ".", cwd=tree
+    )
+    assert (again.returncode, again.stdout) == (0, "")
+    assert {p: p.read_text() for p in tree.rglob("*.py")} == before
+    check = run_cli("check", "--no-cache", "--output-format", "concise", ".", cwd=tree)
+    assert (check.returncode, check.stdout) == (0, "All checks passed!\n")
+
+
+def test_the_migrated_tree_is_clean_for_ruff_and_its_formatter(tree):
+    run_cli("codemod", "layout-property", "--unsafe-fixes", ".", cwd=tree)
+    ruff = [sys.executable, "-m", "ruff"]
+    lint = subprocess.run(
+        [*ruff, "check", "--no-cache", "--select", "F821,F401", "."],
+        cwd=tree, capture_output=True, text=True,
+    )  # fmt: skip
+    assert lint.returncode == 0, lint.stdout
+    fmt = subprocess.run(
+        [*ruff, "format", "--check", "--no-cache", "."],
+        cwd=tree, capture_output=True, text=True,
+    )  # fmt: skip
+    assert fmt.returncode == 0, fmt.stdout
+
+
+def test_after_the_migration_a_new_class_test_is_reported_with_the_property_fix(tree):
+    run_cli("codemod", "layout-property", ".", cwd=tree)
+    new = tree / "vllm" / "v1" / "new.py"
+    new.write_text(
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n\n\n"
+        "def f(spec):\n    return isinstance(spec, MLAAttentionSpec)\n"
+    )
+    check = run_cli("check", "--no-cache", "--output-format", "concise", ".", cwd=tree)
+    assert check.stdout.splitlines()[0] == (
+        "vllm/v1/new.py:5:12: VSL008 isinstance() lists MLAAttentionSpec and "
+        "leaves out SlidingWindowMLASpec: ask `uses_mla_layout`"
+    )
+    run_cli("check", "--no-cache", "--fix", "--unsafe-fixes", ".", cwd=tree)
+    assert new.read_text() == textwrap.dedent(
+        """\
+        from vllm.v1.kv_cache_interface import KVCacheSpec, MLAAttentionSpec
+
+
+        def f(spec):
+            return isinstance(spec, KVCacheSpec) and spec.uses_mla_layout
+        """
+    )
+
+
+def test_before_the_migration_the_rule_is_silent(tree):
+    check = run_cli(
+        "check", "--no-cache", "--select", "VSL008", "--strict", ".", cwd=tree
+    )
+    assert (check.returncode, check.stdout.splitlines()[-1:]) == (
+        0, ["All checks passed!"]
+    )  # fmt: skip
+
+
+def test_a_family_root_outside_the_paths_is_refused_and_nothing_changes(tree):
+    before = {p: p.read_text() for p in tree.rglob("*.py")}
+    out = run_cli("codemod", "layout-property", "vllm/v1/user.py", cwd=tree)
+    assert out.returncode == 2
+    assert out.stderr.startswith(
+        "error: family mla: cannot declare uses_mla_layout on KVCacheSpec: "
+        "vllm/v1/kv_cache_interface.py is not under the paths given"
+    )
+    assert {p: p.read_text() for p in tree.rglob("*.py")} == before

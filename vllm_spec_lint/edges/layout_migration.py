@@ -1,0 +1,239 @@
+"""``codemod layout-property``: the migration from class tests to the
+layout property, over a tree (docs/layout-property.md).
+
+1. Where the property goes: each configured family's root, anchor and
+   companions, in the files of the scanned tree that define them; a class
+   outside the paths given stops the run before anything changes.
+2. A census of every site (strict mode, noqa'd sites included) with the
+   property assumed declared: what VSL008 rewrites, what stays, and why.
+3. The rewrite: VSL008's fixes (safe ones; with ``unsafe`` the tests that
+   leave a companion out too), then imports the rewrite left unused go
+   (libcst's RemoveImportsVisitor), then the declarations; every changed
+   statement laid out by the project's formatter.
+
+Nothing is written until every changed file parses; the declarations are
+written first, so an interrupted run never leaves a read of an undeclared
+property behind.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+from collections import Counter
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from vllm_spec_lint.core.settings import Config
+from vllm_spec_lint.edges.files import decode_source, read_source
+from vllm_spec_lint.edges.hierarchy_sources import load_hierarchy
+from vllm_spec_lint.edges.runner import run
+from vllm_spec_lint.model.hierarchy import ClassHierarchy, Family, module_path
+from vllm_spec_lint.model.hierarchy import short_name as short
+from vllm_spec_lint.repair.declarations import declare_property, property_docstring
+from vllm_spec_lint.repair.formatting import formatter_for
+
+CODE = "VSL008"
+
+
+class MigrationError(Exception):
+    """The property cannot be declared (exit 2; nothing was changed)."""
+
+
+@dataclass
+class Migration:
+    # (path, original bytes, new bytes), declaration files first.
+    changed: list[tuple[Path, bytes, bytes]] = field(default_factory=list)
+    # What was declared where, one line each.
+    declared: list[str] = field(default_factory=list)
+    # Per rule, the sites rewritten and kept: (code, why) -> count.
+    rewritten: Counter = field(default_factory=Counter)
+    kept: Counter = field(default_factory=Counter)
+    failures: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    checked: int = 0
+
+
+def migrate(paths: list[Path], config: Config, *, unsafe: bool) -> Migration:
+    """The migration's new file contents (nothing written here)."""
+    migration = Migration()
+    hierarchy = load_hierarchy(paths, [], config, migration.warnings)
+    families = [f for f in config.families if not f.derived_from]
+    declarations = _declarations(paths, families, hierarchy)
+    census = run(
+        paths,
+        replace(
+            config, strict=True, noqa_as_suppression=True, assume_layout_property=True
+        ),
+    )
+    _count(census, migration, unsafe)
+    rewrite = run(
+        paths,
+        replace(config, select=(CODE,), ignore=(), assume_layout_property=True),
+        fix=True,
+        unsafe=unsafe,
+    )
+    migration.checked = len(rewrite.results)
+    migration.warnings += rewrite.warnings
+    migration.failures += [
+        f"{r.path}: {r.failure}" for r in rewrite.results if r.failure
+    ]
+    fixed = {
+        os.path.abspath(r.path): (r.original, r.fixed_source)
+        for r in rewrite.results
+        if r.fixed_source is not None and r.fixed
+    }
+    members = {short(c) for f in families for c in f.qualified_members}
+    members |= {short(hierarchy.root(f.anchor)) for f in families}
+    new_files = {}
+    for path, (original, new) in fixed.items():
+        text, encoding = decode_source(new)
+        before, _ = decode_source(original)
+        text = _without_unused(text, before, members, path, config)
+        new_files[path] = (original, text, encoding)
+    declared_files = []
+    for path, (values, family) in declarations.items():
+        if path in new_files:
+            original, text, encoding = new_files[path]
+        else:
+            original = read_source(Path(path))
+            text, encoding = decode_source(original)
+        text, added, _ = declare_property(
+            text, values, family.property_name, property_docstring(list(family.members))
+        )
+        if added:
+            text = _formatted(text, added, path, config)
+            migration.declared.append(
+                f"{path}: {family.property_name} on "
+                + ", ".join(f"{c} ({v})" for c, v in values.items())
+            )
+            declared_files.append(path)
+        new_files[path] = (original, text, encoding)
+    for path in sorted(new_files, key=lambda p: (p not in declared_files, p)):
+        original, text, encoding = new_files[path]
+        new = text.encode(encoding)
+        if new == original:
+            continue
+        try:
+            ast.parse(text)
+        except SyntaxError as e:  # never written: the run stops
+            raise MigrationError(
+                f"{path}: the migrated code does not parse: {e}"
+            ) from e
+        migration.changed.append((Path(path), original, new))
+    return migration
+
+
+def _declarations(
+    paths: list[Path], families: list[Family], hierarchy: ClassHierarchy
+) -> dict[str, tuple[dict[str, bool], Family]]:
+    """For each file to declare the property in: {class: its value}, and
+    the family. Every class must be defined in a file under ``paths``."""
+    roots = [p.absolute() for p in paths]
+    found: dict[str, tuple[dict[str, bool], Family]] = {}
+    for family in families:
+        root = hierarchy.root(family.anchor)
+        for cls, value in [
+            (root, False),
+            *((c, True) for c in family.qualified_members),
+        ]:
+            path = _defined_in(cls, hierarchy)
+            if path is None or not any(_under(Path(path), r) for r in roots):
+                where = f"read from {path}" if path else "its module was not read"
+                raise MigrationError(
+                    f"family {family.name}: cannot declare {family.property_name} "
+                    f"on {short(cls)}: {module_path(cls.rpartition('.')[0])} is not "
+                    f"under the paths given ({where}); run the codemod on the tree "
+                    "that defines the family's classes"
+                )
+            # One family per file's entry: the families' properties differ.
+            values, _ = found.setdefault(path + "\0" + family.name, ({}, family))
+            values[short(cls)] = value
+    return {key.partition("\0")[0]: entry for key, entry in found.items()}
+
+
+def _defined_in(cls: str, hierarchy: ClassHierarchy) -> str | None:
+    suffix = "/" + module_path(cls.rpartition(".")[0])
+    for source, origin in zip(hierarchy.sources, hierarchy.origins, strict=True):
+        if origin == "scanned tree" and source.replace(os.sep, "/").endswith(suffix):
+            return os.path.abspath(source)
+    return None
+
+
+def _under(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+def _count(census, migration: Migration, unsafe: bool) -> None:
+    """Each site of the census, as rewritten or kept and why."""
+    for finding in census.findings:
+        if finding.code == "VSL007":
+            continue  # tests of a companion's parent, not of the family
+        reason = finding.suppressed_by
+        if finding.code != CODE:
+            why = "not an isinstance() test the property can answer"
+            migration.kept[(finding.code, reason.split(":")[0] if reason else why)] += 1
+            continue
+        whole = " and leaves out " not in finding.message
+        rule = CODE if whole else "VSL001"
+        if reason:
+            migration.kept[(rule, reason.split(":")[0])] += 1
+        elif finding.fix is None:
+            why = re.search(r"\(no fix: (.*)\)$", finding.message)
+            migration.kept[(rule, why.group(1) if why else "no fix")] += 1
+        elif finding.fix.applicability == "safe" or unsafe:
+            what = "names the whole family" if whole else "leaves a companion out"
+            migration.rewritten[(rule, what)] += 1
+        else:
+            migration.kept[(rule, "changes behaviour: --unsafe-fixes rewrites it")] += 1
+
+
+def _without_unused(
+    text: str, before: str, names: set[str], path: str, config: Config
+) -> str:
+    """``text`` less the imports of ``names`` the rewrite left unused (used
+    in ``before``, named only by their import now)."""
+    import libcst as cst
+    from libcst.codemod import CodemodContext
+    from libcst.codemod.visitors import RemoveImportsVisitor
+
+    def uses(source: str, name: str) -> int:
+        return len(re.findall(rf"\b{name}\b", source))
+
+    gone = [n for n in names if uses(before, n) > 1 and uses(text, n) == 1]
+    if not gone:
+        return text
+    module = cst.parse_module(text)
+    unused = []
+    for statement in ast.parse(text).body:
+        if isinstance(statement, ast.ImportFrom) and statement.level == 0:
+            for alias in statement.names:
+                if alias.name in gone and alias.asname is None:
+                    unused.append((statement.module, alias.name, None))
+    if not unused:
+        return text
+    new = RemoveImportsVisitor(CodemodContext(), unused).transform_module(module).code
+    return _formatted(new, _changed_ranges(text, new), path, config)
+
+
+def _changed_ranges(old: str, new: str) -> list[tuple[int, int]]:
+    """Offsets in ``new`` of the lines that differ from ``old``."""
+    import difflib
+
+    old_lines = old.splitlines(keepends=True)
+    new_lines = new.splitlines(keepends=True)
+    starts = [0]
+    for line in new_lines:
+        starts.append(starts[-1] + len(line))
+    matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
+    return [
+        (starts[j1], starts[j2])
+        for tag, _, _, j1, j2 in matcher.get_opcodes()
+        if tag != "equal" and j2 > j1
+    ]
+
+
+def _formatted(text: str, ranges, path: str, config: Config) -> str:
+    formatter = formatter_for(path, config.line_length, config.fix_formatter)
+    return formatter(text, ranges) if formatter and ranges else text
