@@ -81,6 +81,7 @@ def test_sarif_is_valid_and_complete(tree, sarif_schema):
         "VSL005",
         "VSL006",
         "VSL007",
+        "VSL008",
         "VSL900",
     ]
     assert "PR #45831" in rules[0]["help"]["text"]
@@ -267,13 +268,24 @@ def test_rules_lists_every_code():
         ["VSL005", "class-name-leaves-out-companion"],
         ["VSL006", "dispatch-leaves-out-companion"],
         ["VSL007", "parent-sweeps-in-companion"],
+        ["VSL008", "class-test-instead-of-layout-property"],
         ["VSL900", "unreadable-file"],
     ]
 
 
 @pytest.mark.parametrize(
     "code",
-    ["VSL001", "VSL002", "VSL003", "VSL004", "VSL005", "VSL006", "VSL007", "VSL900"],
+    [
+        "VSL001",
+        "VSL002",
+        "VSL003",
+        "VSL004",
+        "VSL005",
+        "VSL006",
+        "VSL007",
+        "VSL008",
+        "VSL900",
+    ],
 )
 def test_explain(code):
     out = run_cli("explain", code.lower())
