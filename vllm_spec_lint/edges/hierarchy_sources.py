@@ -89,7 +89,7 @@ def with_layout_property(hierarchy: ClassHierarchy, config: Config) -> ClassHier
     for family in config.families:
         if family.derived_from:
             continue
-        for cls in (hierarchy.root(family.anchor), *family.qualified_members):
+        for cls in hierarchy.layout_classes(family):
             declared[cls] = declared.get(cls, frozenset()) | {family.property_name}
     return replace(hierarchy, declared=declared)
 

@@ -84,8 +84,7 @@ def migrate(paths: list[Path], config: Config, *, unsafe: bool) -> Migration:
         for r in rewrite.results
         if r.fixed_source is not None and r.fixed
     }
-    members = {short(c) for f in families for c in f.qualified_members}
-    members |= {short(hierarchy.root(f.anchor)) for f in families}
+    members = {short(c) for f in families for c in hierarchy.layout_classes(f)}
     new_files = {}
     for path, (original, new) in fixed.items():
         text, encoding = decode_source(new)
@@ -133,11 +132,7 @@ def _declarations(
     roots = [p.absolute() for p in paths]
     found: dict[str, tuple[dict[str, bool], Family]] = {}
     for family in families:
-        root = hierarchy.root(family.anchor)
-        for cls, value in [
-            (root, False),
-            *((c, True) for c in family.qualified_members),
-        ]:
+        for cls, value in hierarchy.layout_classes(family).items():
             path = _defined_in(cls, hierarchy)
             if path is None or not any(_under(Path(path), r) for r in roots):
                 where = f"read from {path}" if path else "its module was not read"

@@ -211,12 +211,7 @@ def spec_hierarchy(config: Config, hierarchy: ClassHierarchy) -> list[str]:
     """The classes of the families' hierarchies, sorted: those that derive
     from the topmost base of a family's anchor (``KVCacheSpec``), not the
     other classes of the module (``KVCacheConfig``)."""
-    roots = {
-        c
-        for family in config.families
-        for c in hierarchy.ancestors(family.anchor)
-        if not hierarchy.bases.get(c)
-    }
+    roots = {hierarchy.root(family.anchor) for family in config.families}
     return sorted(c for c in hierarchy.bases if hierarchy.ancestors(c) & roots)
 
 
@@ -224,7 +219,4 @@ def _root(config: Config, hierarchy: ClassHierarchy) -> str | None:
     """The topmost class the first family's anchor derives from."""
     if not config.families:
         return None
-    anchor = config.families[0].anchor
-    ancestry = hierarchy.ancestors(anchor)
-    roots = [c for c in ancestry if not hierarchy.bases.get(c)]
-    return sorted(roots)[0] if roots else anchor
+    return hierarchy.root(config.families[0].anchor)

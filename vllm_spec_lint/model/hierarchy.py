@@ -218,14 +218,22 @@ class ClassHierarchy:
         """Whether ``cls``'s own body defines ``name``."""
         return name in self.declared.get(cls, ())
 
+    def layout_classes(self, family: Family) -> dict[str, bool]:
+        """The classes that declare the family's layout property, with what
+        each returns: the root False, the anchor and companions True."""
+        return {
+            self.root(family.anchor): False,
+            **dict.fromkeys(family.qualified_members, True),
+        }
+
     def declares_layout(self, family: Family) -> bool:
         """Whether the family's layout property is declared as VSL008's
-        rewrite needs it (model/layout.py): by the family's root, anchor and
-        every companion, and by no other class read (an override elsewhere
+        rewrite needs it (model/layout.py): by exactly the
+        :meth:`layout_classes` of the classes read (an override elsewhere
         would make it mean something else)."""
-        wanted = {self.root(family.anchor), *family.qualified_members}
         name = family.property_name
-        return {c for c in self.declared if self.declares(c, name)} == wanted
+        declaring = {c for c in self.declared if self.declares(c, name)}
+        return declaring == set(self.layout_classes(family))
 
     def knows_bases(self, cls: str) -> bool:
         """Whether every base of ``cls`` is known: a class read from a module

@@ -22,6 +22,7 @@ import libcst as cst
 
 from vllm_spec_lint.model.class_tests import TypeTest
 from vllm_spec_lint.model.hierarchy import Family
+from vllm_spec_lint.model.scopes import dotted
 from vllm_spec_lint.model.semantic_model import SemanticModel
 from vllm_spec_lint.model.syntax import unparenthesized, walk
 
@@ -45,11 +46,6 @@ class LayoutTest:
     others: tuple[cst.BaseExpression, ...]
     # Every member named: the test is the property, for every value.
     whole_family: bool
-
-
-def declared(model: SemanticModel, family: Family) -> bool:
-    """Whether the tree declares the family's layout property."""
-    return model.hierarchy.declares_layout(family)
 
 
 def layout_test(model: SemanticModel, test: TypeTest, family: Family):
@@ -84,23 +80,17 @@ def _elements(expr: cst.BaseExpression) -> list[cst.BaseExpression] | None:
             if not isinstance(element, cst.Element):
                 return None  # starred: not written out
             found.append(unparenthesized(element.value))
-        return found if all(_is_class_name(e) for e in found) else None
+        return found if all(dotted(e) for e in found) else None
     if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.BitOr):
         left = _elements(unparenthesized(expr.left))
         right = _elements(unparenthesized(expr.right))
         return None if left is None or right is None else left + right
-    return [expr] if _is_class_name(expr) else None
-
-
-def _is_class_name(expr: cst.BaseExpression) -> bool:
-    return isinstance(expr, cst.Name) or (
-        isinstance(expr, cst.Attribute) and _is_class_name(expr.value)
-    )
+    return [expr] if dotted(expr) else None
 
 
 def is_pure(expr: cst.BaseExpression) -> bool:
     """A name or a chain of attributes: reading it twice reads one value."""
-    return _is_class_name(unparenthesized(expr))
+    return dotted(unparenthesized(expr)) is not None
 
 
 def known_spec(model: SemanticModel, test: TypeTest, root: str) -> bool:

@@ -3,7 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from vllm_spec_lint.model.hierarchy import short_name
-from vllm_spec_lint.model.layout import declared, layout_test
+from vllm_spec_lint.model.layout import layout_test
 from vllm_spec_lint.repair.plans import add_companions
 from vllm_spec_lint.rules.base import Example, Rule, describe
 
@@ -149,4 +149,6 @@ class IsinstanceLeavesOutCompanion(Rule):
 def _layout_property_answers(model, test, family) -> bool:
     """Whether VSL008 takes this test: the layout property is declared and
     the test can read it."""
-    return layout_test(model, test, family) is not None and declared(model, family)
+    return layout_test(
+        model, test, family
+    ) is not None and model.hierarchy.declares_layout(family)

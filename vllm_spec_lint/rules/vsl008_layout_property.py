@@ -3,7 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from vllm_spec_lint.model.hierarchy import short_name
-from vllm_spec_lint.model.layout import declared, layout_test
+from vllm_spec_lint.model.layout import layout_test
 from vllm_spec_lint.repair.layout import layout_plan
 from vllm_spec_lint.rules.base import Example, Rule, describe
 
@@ -120,7 +120,7 @@ class ClassTestInsteadOfLayoutProperty(Rule):
             return
         for family in self.model.families:
             layout = layout_test(self.model, test, family)
-            if layout is None or not declared(self.model, family):
+            if layout is None or not self.model.hierarchy.declares_layout(family):
                 continue
             named = ", ".join(
                 short_name(self.model.names.class_of(m)) for m in layout.members
