@@ -492,3 +492,60 @@ def test_a_family_root_outside_the_paths_is_refused_and_nothing_changes(tree):
         "vllm/v1/kv_cache_interface.py is not under the paths given"
     )
     assert {p: p.read_text() for p in tree.rglob("*.py")} == before
+
+
+# -- after the migration: a read of the property is a test of the family -----
+
+
+def _strict_findings(code: str, classes: str = CLASSES) -> list[tuple]:
+    """(code, row in ``code``, why strict mode adds it) of each finding."""
+    from vllm_spec_lint.core.analysis import analyze_source
+
+    source = classes + textwrap.dedent(code)
+    analysis = analyze_source(
+        source, "kv.py", Config(strict=True), _hierarchy(source), module_name=INTERFACE
+    )
+    offset = classes.count("\n")
+    return [
+        (f.code, f.location[0] - offset, f.suppressed_by) for f in analysis.findings
+    ]
+
+
+EXACT_THEN_PROPERTY = """
+
+def certifiable(spec):
+    if type(spec) is MLAAttentionSpec:
+        return True
+    if spec.uses_mla_layout:
+        return False
+    return True
+"""
+
+
+def test_a_property_read_is_a_test_of_the_companion_for_the_narrowing():
+    # The function handles the companion through the property read: the
+    # exact comparison is deliberate (reported by strict mode only).
+    assert _strict_findings(EXACT_THEN_PROPERTY) == [
+        ("VSL002", 4, "deliberate: line 50 tests `spec` for SlidingWindowMLASpec")
+    ]
+
+
+def test_without_the_declaration_the_same_read_is_no_class_test():
+    undeclared = CLASSES.replace("uses_mla_layout", "other")
+    code = EXACT_THEN_PROPERTY.replace("uses_mla_layout", "other")
+    assert _strict_findings(code, undeclared) == [("VSL002", 4, None)]
+
+
+def test_an_earlier_property_branch_takes_the_companion_from_an_elif():
+    taken = """
+
+    def rows(spec):
+        if spec.uses_mla_layout:
+            return 1
+        elif isinstance(spec, MLAAttentionSpec):
+            return 2
+        return 3
+    """
+    assert _strict_findings(taken) == []
+    alone = taken.replace("if spec.uses_mla_layout", "if spec is None")
+    assert _strict_findings(alone) == [("VSL008", 6, None)]

@@ -4,6 +4,7 @@ each one names."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import libcst as cst
 
@@ -38,9 +39,11 @@ class TypeTest:
     # False for ``is not`` / ``!=`` / ``not in``: true when the class differs.
     positive: bool = True
     # How the test is written: "isinstance" (also issubclass), "type"
-    # (``type(x) is C``), "name" (``type(x).__name__ == "C"``) or "mro" (a
-    # scan of ``type(x).__mro__`` by class or by name). Each kind has its
-    # rule; facts and narrowing read them all alike.
+    # (``type(x) is C``), "name" (``type(x).__name__ == "C"``), "mro" (a
+    # scan of ``type(x).__mro__`` by class or by name) or "property" (a read
+    # of a declared layout property, ``x.uses_mla_layout``: an isinstance
+    # test of the family's members). Each kind has its rule; facts and
+    # narrowing read them all alike.
     kind: str = "isinstance"
 
     @property
@@ -111,7 +114,23 @@ class ClassTests:
         test = self._tests[expr] = self._type_test(expr)
         return test
 
+    @cached_property
+    def _layout_properties(self) -> dict[str, Family]:
+        hierarchy = self.names.hierarchy
+        return {
+            f.property_name: f
+            for f in self.names.families
+            if hierarchy.declares_layout(f)
+        }
+
     def _type_test(self, expr: cst.CSTNode) -> TypeTest | None:
+        if isinstance(expr, cst.Attribute):
+            family = self._layout_properties.get(expr.attr.value)
+            if family is None:
+                return None
+            # The members are not named at the site: refs as via a constant.
+            refs = tuple(ClassRef(expr, m, True) for m in family.qualified_members)
+            return TypeTest(expr, expr.value, expr, refs, False, kind="property")
         if isinstance(expr, cst.Call):
             if (
                 len(expr.args) == 2

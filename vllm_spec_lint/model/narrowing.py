@@ -335,7 +335,8 @@ def _type_tests(model, function: cst.CSTNode) -> list[TypeTest]:
     tests = []
     for statement in _statements_of(function):
         for node in walk(statement, prune=(cst.FunctionDef,)):
-            if isinstance(node, (cst.Call, cst.Comparison)):
+            # An attribute: a read of a declared layout property.
+            if isinstance(node, (cst.Call, cst.Comparison, cst.Attribute)):
                 test = model.tests.type_test(node)
                 if test:
                     tests.append(test)
