@@ -120,6 +120,18 @@ class Holder:
 
 def partial(x):  # leaves the companion out: unsafe, the whole family's answer
     return isinstance(x, MLAAttentionSpec)
+
+
+def exact(x):  # exact type: unsafe, subclasses pass too
+    return type(x) is MLAAttentionSpec
+
+
+def exact_negated(x, flag=False):  # not, parenthesized, in or
+    return flag or type(x) is not MLAAttentionSpec
+
+
+def exact_whole(specs: list[KVCacheSpec]):  # known spec: a generator's element
+    return all(type(s) in [MLAAttentionSpec, SlidingWindowMLASpec] for s in specs)
 """
 
 REWRITTEN = """
@@ -170,6 +182,18 @@ class Holder:
 
 def partial(x):  # leaves the companion out: unsafe, the whole family's answer
     return isinstance(x, KVCacheSpec) and x.uses_mla_layout
+
+
+def exact(x):  # exact type: unsafe, subclasses pass too
+    return isinstance(x, KVCacheSpec) and x.uses_mla_layout
+
+
+def exact_negated(x, flag=False):  # not, parenthesized, in or
+    return flag or not (isinstance(x, KVCacheSpec) and x.uses_mla_layout)
+
+
+def exact_whole(specs: list[KVCacheSpec]):  # known spec: a generator's element
+    return all(s.uses_mla_layout for s in specs)
 """
 
 SPEC_CLASSES = [
@@ -245,11 +269,16 @@ def test_the_codemod_rewrites_every_form_as_written():
 
 def test_without_unsafe_fixes_the_test_leaving_a_companion_out_stays():
     rewritten = _rewritten(unsafe=False)
-    assert rewritten.endswith("    return isinstance(x, MLAAttentionSpec)\n")
-    # partial, values and narrowed leave it out: each stays as written.
+    assert "    return isinstance(x, MLAAttentionSpec)\n" in rewritten
+    # Exact comparisons change behaviour whatever they name: each stays.
+    assert rewritten.endswith(
+        "    return type(x) is MLAAttentionSpec\n"
+        + TESTS.partition("    return type(x) is MLAAttentionSpec\n")[2]
+    )
+    # partial, values, narrowed and the three exact ones: each stays as written.
     assert (
         rewritten.count("uses_mla_layout")
-        == (CLASSES + REWRITTEN).count("uses_mla_layout") - 3
+        == (CLASSES + REWRITTEN).count("uses_mla_layout") - 6
     )
 
 
@@ -265,6 +294,31 @@ def test_every_rewritten_test_gives_the_same_answer_for_every_value(name):
     for value in values:
         expected = _calls(before, name, value)
         assert _calls(after, name, value) == expected, (name, type(value).__name__)
+
+
+@pytest.mark.parametrize(
+    ("name", "changed"),
+    [
+        # The companion, and subclasses of the anchor and of the companion.
+        ("exact", ["SlidingWindowMLASpec", "AscendMLAAttentionSpec",
+                   "AscendSlidingWindowMLASpec"]),
+        ("exact_negated", ["SlidingWindowMLASpec", "AscendMLAAttentionSpec",
+                           "AscendSlidingWindowMLASpec"]),
+        # The whole family named: their subclasses only.
+        ("exact_whole", ["AscendMLAAttentionSpec", "AscendSlidingWindowMLASpec"]),
+    ],
+)  # fmt: skip
+def test_the_rewrite_of_an_exact_comparison_changes_the_subclasses_only(name, changed):
+    before, after = _namespaces()
+    differ = []
+    for cls in SPEC_CLASSES:
+        value = [before[cls]()] if name == "exact_whole" else before[cls]()
+        if before[name](value) != after[name](value):
+            differ.append(cls)
+    assert differ == changed
+    if name != "exact_whole":  # the guarded forms: no other value changes
+        for value in (None, 1, object(), "spec"):
+            assert before[name](value) == after[name](value), value
 
 
 def test_the_rewrite_of_a_test_leaving_a_companion_out_changes_the_companion_only():
@@ -345,6 +399,10 @@ def checked(spec: AttentionSpec) -> None:
 
 def chosen(spec: KVCacheSpec) -> bool:
     return isinstance(spec, MLAAttentionSpec)  # noqa: VSL001 MLA proper only
+
+
+def replicated(specs: list[KVCacheSpec]) -> bool:
+    return all(type(spec) is MLAAttentionSpec for spec in specs)
 """
 
 DECLARED_ON_ROOT = '''
@@ -408,10 +466,11 @@ def test_the_codemod_rewrites_the_whole_family_and_keeps_the_rest(tree):
     assert out.stderr.splitlines()[2:] == [
         "rewritten: 1 test",
         "  VSL008: 1 (names the whole family)",
-        "kept: 3 tests",
+        "kept: 4 tests",
         "  VSL001: 1 (assert)",
         "  VSL001: 1 (changes behaviour: --unsafe-fixes rewrites it)",
         "  VSL001: 1 (noqa)",
+        "  VSL002: 1 (changes behaviour: --unsafe-fixes rewrites it)",
     ]
 
 
@@ -420,7 +479,12 @@ def test_with_unsafe_fixes_the_reported_test_is_rewritten_too(tree):
     assert out.returncode == 0, out.stderr
     user = (tree / "vllm" / "v1" / "user.py").read_text()
     assert "    if spec.uses_mla_layout:\n" in user
-    assert "  VSL001: 1 (leaves a companion out)" in out.stderr.splitlines()
+    assert "    return all(spec.uses_mla_layout for spec in specs)\n" in user
+    assert out.stderr.splitlines()[2:5] == [
+        "rewritten: 3 tests",
+        "  VSL001: 1 (leaves a companion out)",
+        "  VSL002: 1 (leaves a companion out)",
+    ]
 
 
 def test_a_second_run_changes_nothing_and_check_is_clean_at_the_rewrites(tree):
@@ -524,9 +588,10 @@ def certifiable(spec):
 
 def test_a_property_read_is_a_test_of_the_companion_for_the_narrowing():
     # The function handles the companion through the property read: the
-    # exact comparison is deliberate (reported by strict mode only).
+    # exact comparison is deliberate (reported by strict mode only, by VSL008
+    # in VSL002's place).
     assert _strict_findings(EXACT_THEN_PROPERTY) == [
-        ("VSL002", 4, "deliberate: line 50 tests `spec` for SlidingWindowMLASpec")
+        ("VSL008", 4, "deliberate: line 50 tests `spec` for SlidingWindowMLASpec")
     ]
 
 

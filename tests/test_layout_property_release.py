@@ -21,32 +21,29 @@ KEPT = [
     "  VSL001: 3 (pairing)",
     "  VSL001: 2 (raise)",
     "  VSL002: 1 (deliberate)",
-    "  VSL002: 1 (not an isinstance() test the property can answer)",
 ]
 CONNECTOR = "vllm/distributed/kv_transfer/kv_connector/v1/"
 # Per release: files checked, files changed, tests rewritten (VSL001 misses),
 # kept, narrowed, the changed files, and what `check` reports afterwards.
 RELEASES = {
     "0.33.0": (
-        3231, 12, 13, 5, 17, 7,
+        3231, 12, 14, 5, 16, 7,
         [
             CONNECTOR + "moriio/moriio_layout.py",
             CONNECTOR + "offloading/canonical_mapping.py",
             CONNECTOR + "offloading/config.py",
         ],
-        [
-            CONNECTOR + "moriio/moriio_connector.py:636:45: VSL007",
-            CONNECTOR + "offloading/config.py:272:31: VSL002",
-        ],
+        # MoRIIO's WRITE-mode test of SlidingWindowSpec: no layout test.
+        [CONNECTOR + "moriio/moriio_connector.py:636:45: VSL007"],
     ),
     "0.34.0": (
-        3604, 13, 15, 7, 15, 5,
+        3604, 13, 16, 7, 14, 5,
         [
             CONNECTOR + "moriio/moriio_layout.py",
             CONNECTOR + "offloading/canonical_mapping.py",
             CONNECTOR + "offloading/config.py",
         ],
-        [CONNECTOR + "offloading/config.py:254:31: VSL002"],
+        [],
     ),
 }  # fmt: skip
 
@@ -75,6 +72,8 @@ def test_the_codemod_declares_rewrites_and_keeps_as_counted(migrated):
         "KVCacheSpec (False), MLAAttentionSpec (True), SlidingWindowMLASpec (True)",
         f"rewritten: {rewritten} tests",
         f"  VSL001: {misses} (leaves a companion out)",
+        # The exact comparison in offloading/config.py's replicated layout.
+        "  VSL002: 1 (leaves a companion out)",
         "  VSL008: 8 (names the whole family)",
         *(line.format(kept=kept, narrowed=narrowed) for line in KEPT),
     ]

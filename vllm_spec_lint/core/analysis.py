@@ -260,6 +260,7 @@ def _file_analysis(
             line_text=line,
             suppressed_by=report.suppressed_by,
             own_spec=report.own_spec,
+            follows=report.follows,
         )
         if report.suppressed_by and not config.strict:
             suppressed.append(finding)

@@ -26,6 +26,10 @@ class Finding:
     # (the builder's class, the companions left out). Backend pairing
     # (edges/pairing.py) decides across the tree whether it stays.
     own_spec: tuple[str, ...] = field(default=(), compare=False)
+    # Rules whose site this is too (a VSL008 test VSL001 or VSL002 would
+    # otherwise report): their noqa silences it, and the migration counts it
+    # under them.
+    follows: tuple[str, ...] = field(default=(), compare=False)
 
 
 @dataclass

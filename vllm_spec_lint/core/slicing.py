@@ -445,9 +445,9 @@ class _Scan:
         named = {
             self.trusted[w] for w in refs if w in self.trusted and w not in self.rebound
         }
+        if anchor_refs & self.screen.layout_anchors:
+            return True  # VSL008 reports whole-family tests, exact ones too
         exact = isinstance(test, ast.Compare)
-        if not exact and anchor_refs & self.screen.layout_anchors:
-            return True
         return self.screen.uncovered(anchor_refs, named, exact)
 
 

@@ -67,6 +67,7 @@ def _finding_from_json(data: dict, path: str) -> Finding:
         data.get("line_text", ""),
         data.get("suppressed_by"),
         tuple(data.get("own_spec", ())),
+        tuple(data.get("follows", ())),
     )
 
 

@@ -7,9 +7,10 @@ layout property, over a tree (docs/layout-property.md).
 2. A census of every site (strict mode, noqa'd sites included) with the
    property assumed declared: what VSL008 rewrites, what stays, and why.
 3. The rewrite: VSL008's fixes (safe ones; with ``unsafe`` the tests that
-   leave a companion out too), then imports the rewrite left unused go
-   (libcst's RemoveImportsVisitor), then the declarations; every changed
-   statement laid out by the project's formatter.
+   leave a companion out and the exact comparisons too), then imports the
+   rewrite left unused go (libcst's RemoveImportsVisitor), then the
+   declarations; every changed statement laid out by the project's
+   formatter.
 
 Nothing is written until every changed file parses; the declarations are
 written first, so an interrupted run never leaves a read of an undeclared
@@ -167,11 +168,12 @@ def _count(census, migration: Migration, unsafe: bool) -> None:
             continue  # tests of a companion's parent, not of the family
         reason = finding.suppressed_by
         if finding.code != CODE:
-            why = "not an isinstance() test the property can answer"
+            why = "not a class test the property can answer"
             migration.kept[(finding.code, reason.split(":")[0] if reason else why)] += 1
             continue
-        whole = " and leaves out " not in finding.message
-        rule = CODE if whole else "VSL001"
+        # A test VSL001 or VSL002 would report leaves a companion out.
+        whole = not finding.follows
+        rule = finding.follows[0] if finding.follows else CODE
         if reason:
             migration.kept[(rule, reason.split(":")[0])] += 1
         elif finding.fix is None:

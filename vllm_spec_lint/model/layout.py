@@ -9,7 +9,9 @@ every value ``x``::
     isinstance(x, (MLAAttentionSpec, SlidingWindowMLASpec))
     == isinstance(x, KVCacheSpec) and x.uses_mla_layout
 
-and where ``x`` is known to be a spec, ``x.uses_mla_layout`` alone. This
+and where ``x`` is known to be a spec, ``x.uses_mla_layout`` alone. An
+exact comparison (``type(x) is MLAAttentionSpec``) has no equivalent read:
+the property also holds for subclasses, so its rewrite is never safe. This
 module says what a class test names of a family and whether its value is
 known to be a spec; repair/layout.py writes the new expression.
 """
@@ -38,25 +40,36 @@ _SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda, *_COMPREHENSIONS)
 
 @dataclass(frozen=True)
 class LayoutTest:
-    """An ``isinstance`` test split for the rewrite: the classinfo's
-    elements that name the family's members, and the others, as written."""
+    """A class test split for the rewrite: the classinfo's elements that
+    name the family's members, and the others, as written."""
 
     test: TypeTest
     members: tuple[cst.BaseExpression, ...]
     others: tuple[cst.BaseExpression, ...]
-    # Every member named: the test is the property, for every value.
+    # Every member named: an isinstance() test is the property, for every value.
     whole_family: bool
+
+    @property
+    def exact(self) -> bool:
+        """``type(x) is C`` / ``in (...)``: the property admits subclasses too."""
+        return self.test.kind == "type"
 
 
 def layout_test(model: SemanticModel, test: TypeTest, family: Family):
     """The test as a :class:`LayoutTest` when it is an ``isinstance`` test
-    whose classinfo is one class or a flat tuple (or ``|`` union) of
-    classes, one of which is the anchor; else None."""
-    if test.kind != "isinstance" or not isinstance(test.node, cst.Call):
+    or an exact comparison whose classinfo is one class or a flat display
+    (or ``|`` union) of classes, one of which is the anchor; else None."""
+    if test.kind == "type":
+        classinfo = unparenthesized(test.classinfo)
+        if isinstance(classinfo, (cst.List, cst.Set)):  # membership displays
+            classinfo = cst.Tuple(classinfo.elements)
+    elif test.kind == "isinstance" and isinstance(test.node, cst.Call):
+        if not model.names.is_builtin(test.node.func, "isinstance"):
+            return None  # issubclass: a class has no property value to read
+        classinfo = unparenthesized(test.classinfo)
+    else:
         return None
-    if not model.names.is_builtin(test.node.func, "isinstance"):
-        return None  # issubclass: a class has no property value to read
-    elements = _elements(unparenthesized(test.classinfo))
+    elements = _elements(classinfo)
     if elements is None:
         return None
     members, others, named = [], [], set()
@@ -86,6 +99,14 @@ def _elements(expr: cst.BaseExpression) -> list[cst.BaseExpression] | None:
         right = _elements(unparenthesized(expr.right))
         return None if left is None or right is None else left + right
     return [expr] if dotted(expr) else None
+
+
+def property_answers(model: SemanticModel, test: TypeTest, family: Family) -> bool:
+    """Whether VSL008 takes this test from VSL001/VSL002: the family's
+    layout property is declared and the test names its anchor."""
+    return model.hierarchy.declares_layout(family) and (
+        layout_test(model, test, family) is not None
+    )
 
 
 def is_pure(expr: cst.BaseExpression) -> bool:

@@ -25,6 +25,10 @@ _OPEN_FIELDS = {
     cst.CompIf: "test",
     cst.IfExp: "test",
     cst.Lambda: "body",
+    cst.GeneratorExp: "elt",
+    cst.ListComp: "elt",
+    cst.SetComp: "elt",
+    cst.DictComp: "value",
 }
 
 
@@ -40,12 +44,16 @@ def layout_plan(
     root = model.hierarchy.root(family.anchor)
     target = test.target
     spec = known_spec(model, test, root)
+    if layout.exact and layout.others:
+        return "other classes are compared exactly too: rewrite it by hand"
     if layout.others or not spec:
         if not is_pure(target):
             return (
                 "the tested value is computed, and the rewrite would read it "
                 "twice: rewrite it by hand"
             )
+    if not spec and layout.exact and model.scopes.binder(test.node, "isinstance"):
+        return "isinstance is rebound here"
     imports: tuple[str, ...] = ()
     if spec:
         form: cst.BaseExpression = _read(target, prop)
@@ -63,17 +71,23 @@ def layout_plan(
         if isinstance(form, cst.BooleanOperation):  # ``and`` inside ``or``: said
             form = form.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
         form = cst.BooleanOperation(_isinstance(test, classinfo), cst.Or(), form)
+    if not test.positive:  # type(x) is not C
+        if isinstance(form, cst.BooleanOperation):
+            form = form.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+        form = cst.UnaryOperation(cst.Not(), form)
     node = test.node
     if node.lpar:
         form = form.with_changes(lpar=node.lpar, rpar=node.rpar)
-    elif isinstance(form, cst.BooleanOperation) and _needs_parentheses(
-        model, node, form
-    ):
+    elif isinstance(
+        form, (cst.BooleanOperation, cst.UnaryOperation)
+    ) and _needs_parentheses(model, node, form):
         form = form.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
     return FixPlan(
         node,
         form,
-        f"Ask `{prop}`",
+        f"Ask `{prop}` (their subclasses pass too)"
+        if layout.exact
+        else f"Ask `{prop}`",
         layout.members[0],
         imports,
         applicability=applicability,
@@ -90,8 +104,10 @@ def _read(target: cst.BaseExpression, prop: str) -> cst.Attribute:
 
 
 def _isinstance(test, classinfo: cst.BaseExpression) -> cst.Call:
+    # As the test spells it; an exact comparison has none: the builtin.
+    func = test.node.func if test.kind == "isinstance" else cst.Name("isinstance")
     return cst.Call(
-        test.node.func,
+        func,
         [
             cst.Arg(
                 test.target, comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
@@ -102,12 +118,20 @@ def _isinstance(test, classinfo: cst.BaseExpression) -> cst.Call:
 
 
 def _needs_parentheses(
-    model: SemanticModel, node: cst.CSTNode, form: cst.BooleanOperation
+    model: SemanticModel,
+    node: cst.CSTNode,
+    form: cst.BooleanOperation | cst.UnaryOperation,
 ) -> bool:
-    """Whether ``form`` in ``node``'s place would bind differently: under
-    ``not``, in a comparison or an arithmetic operand, or an ``or`` form in
-    an ``and``."""
+    """Whether ``form`` in ``node``'s place would bind differently: an
+    ``and``/``or`` under ``not``, either or a ``not`` in a comparison or an
+    arithmetic operand, or an ``or`` form in an ``and``."""
     parent = model.parent(node)
+    if isinstance(form, cst.UnaryOperation) and (
+        isinstance(parent, cst.BooleanOperation)
+        or isinstance(parent, cst.UnaryOperation)
+        and isinstance(parent.operator, cst.Not)
+    ):
+        return False  # ``not`` binds tighter than ``and``/``or``
     if isinstance(parent, cst.BooleanOperation):
         # ``and`` binds tighter than ``or``; each is associative.
         return isinstance(form.operator, cst.Or) and isinstance(

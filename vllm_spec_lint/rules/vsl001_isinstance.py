@@ -3,7 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from vllm_spec_lint.model.hierarchy import short_name
-from vllm_spec_lint.model.layout import layout_test
+from vllm_spec_lint.model.layout import property_answers
 from vllm_spec_lint.repair.plans import add_companions
 from vllm_spec_lint.rules.base import Example, Rule, describe
 
@@ -123,7 +123,7 @@ class IsinstanceLeavesOutCompanion(Rule):
             return
         for family in self.model.families:
             anchors = [r for r in test.anchor_refs(family) if not r.via_constant]
-            if not anchors or _layout_property_answers(self.model, test, family):
+            if not anchors or property_answers(self.model, test, family):
                 continue
             missing = self.missing_companions(test, family)
             if missing:
@@ -144,11 +144,3 @@ class IsinstanceLeavesOutCompanion(Rule):
                         test=test,
                         missing=missing,
                     )
-
-
-def _layout_property_answers(model, test, family) -> bool:
-    """Whether VSL008 takes this test: the layout property is declared and
-    the test can read it."""
-    return layout_test(
-        model, test, family
-    ) is not None and model.hierarchy.declares_layout(family)

@@ -3,6 +3,7 @@ from __future__ import annotations
 import libcst as cst
 
 from vllm_spec_lint.model.hierarchy import short_name
+from vllm_spec_lint.model.layout import property_answers
 from vllm_spec_lint.repair.plans import add_companions, exact_comparison_to_membership
 from vllm_spec_lint.rules.base import Example, Rule, describe
 
@@ -26,6 +27,10 @@ class ExactTypeLeavesOutCompanion(Rule):
     ``type(x) is MLAAttentionSpec`` becomes ``type(x) in
     (MLAAttentionSpec, SlidingWindowMLASpec)``; ``is not`` and ``!=``
     become ``not in``.
+
+    Once the spec classes declare the family's layout property (``codemod
+    layout-property``), VSL008 reports these comparisons in this rule's
+    place, with a fix to the property.
 
     Two ways forward: a real miss gets the companion (the fix); code that
     leaves it out on purpose keeps it and says so. Suppress such a site with
@@ -86,7 +91,7 @@ class ExactTypeLeavesOutCompanion(Rule):
             return
         for family in self.model.families:
             anchors = test.anchor_refs(family)
-            if not anchors:
+            if not anchors or property_answers(self.model, test, family):
                 continue
             missing = self.missing_companions(test, family)
             reason = self.suppression(test, family, missing) if missing else None

@@ -45,9 +45,11 @@ class ClassTestInsteadOfLayoutProperty(Rule):
     (MLAAttentionSpec, SlidingWindowMLASpec))``), and a test naming the
     anchor that VSL001 reports (one that leaves a companion out and is not
     deliberate: a ``# noqa: VSL001`` on its line keeps it quiet here too,
-    and so do the reasons ``--strict`` gives). Tests of one companion alone
-    ask about that class, not the layout, and are not reported; neither are
-    ``issubclass()`` tests (a class has no property value to read).
+    and so do the reasons ``--strict`` gives); exact comparisons alike
+    (``type(s) is MLAAttentionSpec``, in VSL002's place and under its
+    noqa). Tests of one companion alone ask about that class, not the
+    layout, and are not reported; neither are ``issubclass()`` tests (a
+    class has no property value to read).
 
     Fix: the test becomes ``spec.uses_mla_layout`` where the value is known
     to be a spec (a ``kv_cache_spec`` attribute, a parameter annotated with
@@ -57,7 +59,10 @@ class ClassTestInsteadOfLayoutProperty(Rule):
     classes the test names stay in an ``isinstance()`` of their own, before
     an ``or``. Safe for a test naming the whole family (the same result for
     every value); unsafe for one that leaves a companion out (the
-    companion's layers change branch, as with VSL001's fix). A value that
+    companion's layers change branch, as with VSL001's fix) and for an
+    exact comparison (``type(s) is not MLAAttentionSpec`` becomes ``not
+    spec.uses_mla_layout``: subclasses of the family's classes now pass
+    too; one that also names other classes gets no fix). A value that
     is computed (a call) would be read twice: no fix. An import the rewrite
     leaves unused stays (ruff's F401 removes it); the codemod removes it.
 
@@ -112,9 +117,24 @@ class ClassTestInsteadOfLayoutProperty(Rule):
             fixed=_INTERFACE + "\n\ndef f(spec: KVCacheSpec):\n"
             "    if not spec.uses_mla_layout:\n        return 1\n",
         ),
+        Example(
+            _INTERFACE + "\n\nok = type(spec) is not MLAAttentionSpec\n",
+            module="vllm.v1.kv_cache_interface",
+            position=(31, 24),
+            message="exact type comparison with MLAAttentionSpec leaves out "
+            "SlidingWindowMLASpec: ask `uses_mla_layout`",
+            fixed=_INTERFACE
+            + "\n\nok = not (isinstance(spec, KVCacheSpec) and spec.uses_mla_layout)\n",
+        ),
     ]
 
     def visit_Call(self, node: cst.Call) -> None:
+        self._check(node)
+
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        self._check(node)
+
+    def _check(self, node: cst.BaseExpression) -> None:
         test = self.model.tests.type_test(node)
         if test is None:
             return
@@ -125,29 +145,35 @@ class ClassTestInsteadOfLayoutProperty(Rule):
             named = ", ".join(
                 short_name(self.model.names.class_of(m)) for m in layout.members
             )
-            message = f"isinstance() lists {named}"
-            if layout.whole_family:
-                missing, reason = [], None
+            if layout.exact:
+                # Never equivalent: the property admits subclasses too.
+                message, applicability = f"exact type comparison with {named}", "unsafe"
+                site, rule = test.anchor_refs(family)[0].node, "VSL002"
+            else:
+                message = f"isinstance() lists {named}"
                 # Equivalent for every value; a guessed family stays unsafe.
                 applicability = "unsafe" if family.evidence else "safe"
-            else:
+                site, rule = node, "VSL001"
+            missing, reason = [], None
+            if not layout.whole_family:
                 missing = self.missing_companions(test, family)
                 if not missing:
                     continue  # a parent class covers them: not the layout
                 reason = self.suppression(test, family, missing)
                 applicability = "unsafe"
-                message += f" and leaves out {describe(missing)}"
+                joint = "" if layout.exact else " and"
+                message += f"{joint} leaves out {describe(missing)}"
             plan = layout_plan(self.model, layout, family, applicability)
             message += f": ask `{family.property_name}`"
             if isinstance(plan, str):  # why there is no fix
                 message, plan = f"{message} (no fix: {plan})", None
             self.report(
-                node,
+                site,
                 message,
                 plan,
                 reason,
                 family=family,
                 test=test,
                 missing=missing,
-                follows=() if layout.whole_family else ("VSL001",),
+                follows=() if layout.whole_family else (rule,),
             )
