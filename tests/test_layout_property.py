@@ -122,6 +122,12 @@ def partial(x):  # leaves the companion out: unsafe, the whole family's answer
     return isinstance(x, MLAAttentionSpec)
 
 
+def swept(x):  # a companion's parent's test (VSL007): the layout excluded
+    if isinstance(x, SlidingWindowSpec):
+        return False
+    return True
+
+
 def exact(x):  # exact type: unsafe, subclasses pass too
     return type(x) is MLAAttentionSpec
 
@@ -184,6 +190,12 @@ def partial(x):  # leaves the companion out: unsafe, the whole family's answer
     return isinstance(x, KVCacheSpec) and x.uses_mla_layout
 
 
+def swept(x):  # a companion's parent's test (VSL007): the layout excluded
+    if isinstance(x, SlidingWindowSpec) and not x.uses_mla_layout:
+        return False
+    return True
+
+
 def exact(x):  # exact type: unsafe, subclasses pass too
     return isinstance(x, KVCacheSpec) and x.uses_mla_layout
 
@@ -226,8 +238,8 @@ def _rewritten(unsafe: bool) -> str:
     return outcome.text
 
 
-# The tests that leave the companion out, as VSL001's fix writes them:
-# what their rewrite must answer.
+# The tests that leave the companion out (or sweep it in), as VSL001's
+# (VSL007's) fix writes them: what their rewrite must answer.
 WHOLE_FAMILY = """
 
 def narrowed(x):
@@ -242,6 +254,12 @@ def values(specs):
 
 def partial(x):
     return isinstance(x, (MLAAttentionSpec, SlidingWindowMLASpec))
+
+
+def swept(x):
+    if isinstance(x, SlidingWindowSpec) and not isinstance(x, SlidingWindowMLASpec):
+        return False
+    return True
 """
 
 
@@ -275,17 +293,17 @@ def test_without_unsafe_fixes_the_test_leaving_a_companion_out_stays():
         "    return type(x) is MLAAttentionSpec\n"
         + TESTS.partition("    return type(x) is MLAAttentionSpec\n")[2]
     )
-    # partial, values, narrowed and the three exact ones: each stays as written.
+    # partial, values, narrowed, swept and the three exact ones: each stays.
     assert (
         rewritten.count("uses_mla_layout")
-        == (CLASSES + REWRITTEN).count("uses_mla_layout") - 6
+        == (CLASSES + REWRITTEN).count("uses_mla_layout") - 7
     )
 
 
 @pytest.mark.parametrize(
     "name",
     ["whole", "union", "negated", "with_others", "with_others_in_and", "annotated",
-     "annotated_with_others", "narrowed", "values", "layout", "partial"],
+     "annotated_with_others", "narrowed", "values", "layout", "partial", "swept"],
 )  # fmt: skip
 def test_every_rewritten_test_gives_the_same_answer_for_every_value(name):
     before, after = _namespaces()
@@ -380,6 +398,7 @@ from vllm.v1.kv_cache_interface import (
     KVCacheSpec,
     MLAAttentionSpec,
     SlidingWindowMLASpec,
+    SlidingWindowSpec,
 )
 
 
@@ -403,6 +422,11 @@ def chosen(spec: KVCacheSpec) -> bool:
 
 def replicated(specs: list[KVCacheSpec]) -> bool:
     return all(type(spec) is MLAAttentionSpec for spec in specs)
+
+
+def write_mode(groups) -> None:
+    if any(isinstance(g.kv_cache_spec, SlidingWindowSpec) for g in groups):
+        raise NotImplementedError("WRITE mode does not support sliding window")
 """
 
 DECLARED_ON_ROOT = '''
@@ -466,11 +490,12 @@ def test_the_codemod_rewrites_the_whole_family_and_keeps_the_rest(tree):
     assert out.stderr.splitlines()[2:] == [
         "rewritten: 1 test",
         "  VSL008: 1 (names the whole family)",
-        "kept: 4 tests",
+        "kept: 5 tests",
         "  VSL001: 1 (assert)",
         "  VSL001: 1 (changes behaviour: --unsafe-fixes rewrites it)",
         "  VSL001: 1 (noqa)",
         "  VSL002: 1 (changes behaviour: --unsafe-fixes rewrites it)",
+        "  VSL007: 1 (changes behaviour: --unsafe-fixes rewrites it)",
     ]
 
 
@@ -480,10 +505,20 @@ def test_with_unsafe_fixes_the_reported_test_is_rewritten_too(tree):
     user = (tree / "vllm" / "v1" / "user.py").read_text()
     assert "    if spec.uses_mla_layout:\n" in user
     assert "    return all(spec.uses_mla_layout for spec in specs)\n" in user
-    assert out.stderr.splitlines()[2:5] == [
-        "rewritten: 3 tests",
+    # A test of the companion's parent excludes the layout, not the class.
+    assert (
+        "    if any(\n"
+        "        isinstance(g.kv_cache_spec, SlidingWindowSpec)\n"
+        "        and not g.kv_cache_spec.uses_mla_layout\n"
+        "        for g in groups\n"
+        "    ):\n"
+    ) in user
+    assert out.stderr.splitlines()[2:7] == [
+        "rewritten: 4 tests",
         "  VSL001: 1 (leaves a companion out)",
         "  VSL002: 1 (leaves a companion out)",
+        "  VSL007: 1 (excludes the companion)",
+        "  VSL008: 1 (names the whole family)",
     ]
 
 

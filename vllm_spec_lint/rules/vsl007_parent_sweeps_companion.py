@@ -5,6 +5,7 @@ import libcst as cst
 from vllm_spec_lint.model.class_tests import TypeTest
 from vllm_spec_lint.model.facts import ends_in, excludes
 from vllm_spec_lint.model.hierarchy import Family, short_name
+from vllm_spec_lint.model.layout import is_pure
 from vllm_spec_lint.model.narrowing import decision_of
 from vllm_spec_lint.model.semantic_model import SemanticModel
 from vllm_spec_lint.model.syntax import target_key, walk
@@ -81,9 +82,12 @@ class ParentSweepsInCompanion(Rule):
     person can tell which): exclude the companion explicitly,
     ``(isinstance(x, SlidingWindowSpec) and not isinstance(x,
     SlidingWindowMLASpec))``, importing it where ``SlidingWindowSpec`` comes
-    from. Tests through the MRO or by name, class patterns and dispatch get
-    no automatic fix (for dispatch, register the companion with the
-    implementation it needs). Nor does a test ``--strict`` reports as
+    from; once the spec classes declare the layout property (``codemod
+    layout-property``), ``(isinstance(x, SlidingWindowSpec) and not
+    x.uses_mla_layout)`` instead, which the codemod writes with
+    ``--unsafe-fixes``. Tests through the MRO or by name, class patterns and
+    dispatch get no automatic fix (for dispatch, register the companion
+    with the implementation it needs). Nor does a test ``--strict`` reports as
     ``shared:``: by the rule's own reading the companion shares what it is
     about, and excluding it would be the bug (``--unsafe-fixes`` and the
     editor's quick fixes never apply one).
@@ -418,7 +422,9 @@ class ParentSweepsInCompanion(Rule):
                         f"{short_name(ref.qualname)} also admits "
                         f"{short_name(companion)}, which has "
                         f"{short_name(family.anchor)}'s layout",
-                        None if shares else self._fix(test, ref.node, companion),
+                        None
+                        if shares
+                        else self._fix(test, ref.node, companion, family),
                         reason,
                         family=family,
                     )
@@ -461,23 +467,36 @@ class ParentSweepsInCompanion(Rule):
             )
         )
 
-    def _fix(self, test: TypeTest, anchor, companion: str) -> FixPlan | None:
+    def _fix(
+        self, test: TypeTest, anchor, companion: str, family: Family
+    ) -> FixPlan | None:
         node = test.node
         if test.kind != "isinstance" or not isinstance(node, cst.Call):
             return None
-        named = companion_expressions(self.model, anchor, [companion])
-        if named is None:
-            return None
-        [value], imports = named
-        exclusion = cst.UnaryOperation(
-            cst.Not(),
-            node.with_changes(
-                args=[node.args[0].with_changes(comma=cst.MaybeSentinel.DEFAULT),
-                      cst.Arg(value)],
-                lpar=(),
-                rpar=(),
-            ),
-        )  # fmt: skip
+        title = f"Exclude {short_name(companion)}"
+        if self.model.hierarchy.declares_layout(family) and is_pure(test.target):
+            # After the migration the layout is asked, not listed: the
+            # parent's test holds first, so the value is a spec.
+            prop = family.property_name
+            exclusion = cst.UnaryOperation(
+                cst.Not(), cst.Attribute(test.target, cst.Name(prop))
+            )
+            imports: tuple[str, ...] = ()
+            title = f"Exclude {short_name(family.anchor)}'s layout: ask `{prop}`"
+        else:
+            named = companion_expressions(self.model, anchor, [companion])
+            if named is None:
+                return None
+            [value], imports = named
+            exclusion = cst.UnaryOperation(
+                cst.Not(),
+                node.with_changes(
+                    args=[node.args[0].with_changes(comma=cst.MaybeSentinel.DEFAULT),
+                          cst.Arg(value)],
+                    lpar=(),
+                    rpar=(),
+                ),
+            )  # fmt: skip
         replacement = cst.BooleanOperation(
             node.with_changes(lpar=(), rpar=()), cst.And(), exclusion
         )
@@ -485,9 +504,7 @@ class ParentSweepsInCompanion(Rule):
             replacement = replacement.with_changes(
                 lpar=[cst.LeftParen()], rpar=[cst.RightParen()]
             )
-        return FixPlan(
-            node, replacement, f"Exclude {short_name(companion)}", anchor, imports
-        )
+        return FixPlan(node, replacement, title, anchor, imports)
 
 
 def _written(model, node: cst.CSTNode) -> str:
