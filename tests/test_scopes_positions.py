@@ -9,6 +9,7 @@ import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider, QualifiedNameProvider
 
 from tests.conftest import REPO, fetch_vllm
+from vllm_spec_lint.model import positions
 from vllm_spec_lint.model.positions import StatementPositions
 from vllm_spec_lint.model.scopes import Scopes, dotted
 from vllm_spec_lint.model.syntax import child_nodes, parent_map, walk
@@ -47,6 +48,38 @@ SAMPLES = {
         "    case Point(x=PX) as whole:\n        pass\n"
         "del gone\n"
         "print(fh, a, b, i, rest, n, err, First, others, K, extra, PX, whole, gone)\n"
+    ),
+    # Bodies of classes and functions: decorators, comments, a tab-indented
+    # block, `a; b` inside a method, one-line bodies, a nested class.
+    "nested": (
+        "import functools\n"
+        "class Outer:\n"
+        "    x = 1; y = 2\n"
+        "\n"
+        "    # a comment before a method\n"
+        "    @functools.cache\n"
+        "    @staticmethod\n"
+        "    def f(a,\n"
+        "          b):\n"
+        "        if a:\n"
+        "            return (a +\n"
+        "                    b)\n"
+        "        c = 1; return c\n"
+        "    class Inner:\n"
+        "        def g(self): return 1\n"
+        "    def h(self): pass\n"
+        "    async def k(self):\n"
+        '        """doc\n'
+        '        string"""\n'
+        "        async with x as y:\n"
+        "            pass\n"
+        "class Tabbed:\n"
+        "\tdef t(self):\n"
+        "\t\treturn isinstance(self, Tabbed)\n"
+        "def top():\n"
+        "    def inner():\n"
+        "        return isinstance(v, C)\n"
+        "    return inner\n"
     ),
     # `a; b` is one libcst statement line and two of CPython's statements.
     "semicolons": (
@@ -131,11 +164,16 @@ def test_positions_agree_with_libcst(text):
 def _assert_same_positions(text: str) -> None:
     module = cst.parse_module(text)
     expected = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
-    positions = StatementPositions(module, parent_map(module), text)
     nodes = [n for n in _code_nodes(module) if n is not module]
     assert nodes
-    for node in nodes:
-        assert positions[node] == expected[node], module.code_for_node(node)
+    # Whole top-level statements, and (from 0 rows) the statement of each
+    # class or function body that holds the node.
+    for nested_from in (positions.NESTED_FROM_ROWS, 0):
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(positions, "NESTED_FROM_ROWS", nested_from)
+            found = StatementPositions(module, parent_map(module), text)
+            for node in nodes:
+                assert found[node] == expected[node], module.code_for_node(node)
 
 
 @pytest.mark.release

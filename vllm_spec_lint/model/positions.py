@@ -3,8 +3,11 @@
 libcst's PositionProvider generates the code of the whole module to find
 every node's position; the rules need the positions of a few nodes in a few
 statements. Here a statement's positions come from generating that statement
-alone (as a module of its own, through the same public provider), shifted by
-the row CPython's parser gives for the statement.
+alone (through the same provider's code generation), shifted by the row
+CPython's parser gives for the statement. In a long class or function, the
+statement is the one of its body that holds the node (its columns kept by
+the indentation of the blocks around it): a finding in one method does not
+generate the code of the whole class.
 """
 
 from __future__ import annotations
@@ -13,6 +16,13 @@ import ast
 
 import libcst as cst
 from libcst.metadata import CodePosition, CodeRange, PositionProvider
+from libcst.metadata.position_provider import PositionProvidingCodegenState
+
+# A top-level statement longer than this (in rows) is not generated whole
+# for a node in its body: CPython's parser places the statement of the body
+# that holds it, at a tenth of the cost per row of generating the code.
+NESTED_FROM_ROWS = 100
+_DEFINITIONS = (cst.ClassDef, cst.FunctionDef)
 
 
 class StatementPositions:
@@ -33,30 +43,65 @@ class StatementPositions:
         # when the caller knows them already.
         self._statement_rows = statement_rows
         self._first_rows: dict[cst.CSTNode, int] | None = None
+        self._next_rows: dict[cst.CSTNode, int] = {}
+        self._tree: ast.Module | None = None
         self._statements: dict[cst.CSTNode, tuple[dict, int]] = {}
 
     def __getitem__(self, node: cst.CSTNode) -> CodeRange:
-        relative, offset = self._statement_positions(self._top_level(node))
+        relative, offset = self._statement_positions(*self._statement_of(node))
         found = relative[node]
         return CodeRange(
             CodePosition(found.start.line + offset, found.start.column),
             CodePosition(found.end.line + offset, found.end.column),
         )
 
-    def _top_level(self, node: cst.CSTNode) -> cst.CSTNode:
+    def _statement_of(self, node: cst.CSTNode):
+        """The statement whose code is generated to place ``node``, its row,
+        and the indentation of the blocks around it."""
+        chain = [node]
         parent = self._parents.get(node)
         while parent is not None and parent is not self._module:
-            node, parent = parent, self._parents.get(parent)
-        return node
+            chain.append(parent)
+            parent = self._parents.get(parent)
+        chain.reverse()  # top-level statement first
+        statement = chain[0]
+        row = self._first_row(statement)
+        if self._rows_of(statement) <= NESTED_FROM_ROWS:
+            return statement, (), row
+        # Down through class and function bodies: (libcst, ast) statements.
+        outer, indents = self._ast_statement(statement), []
+        depth = 0
+        while (
+            isinstance(statement, _DEFINITIONS)
+            and isinstance(statement.body, cst.IndentedBlock)
+            and depth + 2 < len(chain)
+            and chain[depth + 1] is statement.body
+        ):
+            block, inner = statement.body, chain[depth + 2]
+            outer = outer.body[_ast_index(block.body, inner)]
+            indents.append(block.indent or self._module.default_indent)
+            statement, depth = inner, depth + 2
+        return statement, tuple(indents), outer.lineno if depth else row
 
-    def _statement_positions(self, statement: cst.CSTNode) -> tuple[dict, int]:
+    def _statement_positions(self, statement, indents, row) -> tuple[dict, int]:
         found = self._statements.get(statement)
         if found is None:
-            alone = self._module.with_changes(body=[statement], header=(), footer=())
-            relative = _positions(alone)
-            offset = self._first_row(statement) - relative[statement].start.line
+            relative = _positions(statement, indents, self._module)
+            offset = row - relative[statement].start.line
             found = self._statements[statement] = (relative, offset)
         return found
+
+    def _rows_of(self, statement: cst.CSTNode) -> int:
+        """How many rows a top-level statement spans, to the next one."""
+        self._first_row(statement)
+        later = self._next_rows.get(statement)
+        end = later if later is not None else self._text.count("\n") + 1
+        return end - self._first_rows[statement]
+
+    def _ast_statement(self, statement: cst.CSTNode) -> ast.stmt:
+        if self._tree is None:
+            self._tree = ast.parse(self._text)
+        return self._tree.body[_ast_index(self._module.body, statement)]
 
     def _first_row(self, statement: cst.CSTNode) -> int:
         """The row CPython's parser gives the statement (its first line, not
@@ -64,22 +109,48 @@ class StatementPositions:
         if self._first_rows is None:
             known = self._statement_rows
             if known is None:
-                known = [node.lineno for node in ast.parse(self._text).body]
-            rows, index = {}, 0
+                self._tree = ast.parse(self._text)
+                known = [node.lineno for node in self._tree.body]
+            rows, index, previous = {}, 0, None
             for top in self._module.body:
                 rows[top] = known[index]
-                # `a; b` is one libcst statement line and two ast statements.
-                index += (
-                    len(top.body) if isinstance(top, cst.SimpleStatementLine) else 1
-                )
+                if previous is not None:
+                    self._next_rows[previous] = rows[top]
+                previous = top
+                index += _ast_count(top)
             self._first_rows = rows
         return self._first_rows[statement]
 
 
-def _positions(module: cst.Module) -> dict[cst.CSTNode, CodeRange]:
-    """PositionProvider's positions of every node of ``module``: its code
-    generation alone (its own ``_gen_impl``), without the visit of the whole
-    tree MetadataWrapper makes first, which costs as much again."""
+def _ast_count(statement: cst.CSTNode) -> int:
+    """CPython's statements in one of libcst's: ``a; b`` is one libcst
+    statement line and two ast statements."""
+    return len(statement.body) if isinstance(statement, cst.SimpleStatementLine) else 1
+
+
+def _ast_index(body, statement: cst.CSTNode) -> int:
+    """The index in CPython's statement list of ``statement`` of ``body``."""
+    index = 0
+    for other in body:
+        if other is statement:
+            return index
+        index += _ast_count(other)
+    raise LookupError("not a statement of this body")
+
+
+def _positions(
+    statement: cst.CSTNode, indents: tuple[str, ...], module: cst.Module
+) -> dict[cst.CSTNode, CodeRange]:
+    """PositionProvider's positions of every node of ``statement``, its rows
+    counted from its own code: the provider's code generation alone (as its
+    ``_gen_impl`` runs it over a module), without the visit of the whole tree
+    MetadataWrapper makes first, which costs as much again."""
     provider = PositionProvider()
-    provider._gen_impl(module)
+    state = PositionProvidingCodegenState(
+        default_indent=module.default_indent,
+        default_newline=module.default_newline,
+        provider=provider,
+    )
+    state.indent_tokens.extend(indents)
+    statement._codegen(state)
     return provider._computed
