@@ -30,6 +30,8 @@ REPO = HERE.parent
 VERSION = "0.33.0"
 FILE = "vllm/v1/attention/backends/mla/indexer.py"
 START, END = "<!-- lsp -->", "<!-- /lsp -->"
+# Places in the file where the changes are typed.
+SPOTS = 6
 TARGETS = (("median", 30.0, "ms"), ("p95", 60.0, "ms"), ("initialize", 300.0, "ms"))
 
 
@@ -130,9 +132,20 @@ def measure(path: Path, changes: int) -> tuple[list[float], int]:
     found = len(server.wait_for(published(0))["params"]["diagnostics"])
     lines = text.splitlines(keepends=True)
     timings = []
+    # Typing in several places through the file, as one edits: at each spot
+    # a new comment line grows a character per change; the comments typed
+    # before stay. The spots are spread evenly over the file's lines.
+    per_spot = max(1, changes // SPOTS)
+    typed: dict[int, str] = {}
     for version in range(1, changes + 1):
-        # A keystroke's worth: a comment line after the imports grows by one.
-        edited = lines[:1] + [f"# {'x' * version}\n"] + lines[1:]
+        spot = (version - 1) // per_spot
+        row = (spot + 1) * len(lines) // (SPOTS + 1)
+        typed[row] = typed.get(row, "#") + "x"
+        edited = []
+        for index, line in enumerate(lines):
+            if index in typed:
+                edited.append(typed[index] + "\n")
+            edited.append(line)
         started = time.perf_counter()
         server.send(
             "textDocument/didChange",
@@ -165,7 +178,8 @@ def render(timings: list[float], found: int, lines: int, starts: list[float]) ->
         f"Made by `python benchmarks/lsp.py` on {date.today()}: "
         f"{platform.machine()}, Python {platform.python_version()}. vLLM {VERSION}'s "
         f"`{FILE}` ({lines:,} lines, {found} findings), {len(timings)} changes "
-        f"(one keystroke each, the whole document sent), each timed from "
+        f"(one keystroke each, typed at {SPOTS} places spread over the file, "
+        f"the whole document sent), each timed from "
         f"`didChange` to the `publishDiagnostics` for its version "
         f"(min {ordered[0]:.1f} ms, max {ordered[-1]:.1f} ms); `initialize` "
         f"timed from the server's start to its answer, {len(starts)} starts "

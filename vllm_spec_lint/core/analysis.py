@@ -25,6 +25,7 @@ from vllm_spec_lint.core.findings import (
     Finding,
     parse_error,
 )
+from vllm_spec_lint.core.last_analysis import LastAnalysis
 from vllm_spec_lint.core.settings import Config
 from vllm_spec_lint.model.hierarchy import ClassHierarchy, short_name
 from vllm_spec_lint.model.lines import split_lines
@@ -142,17 +143,19 @@ def analyze_source(
     module_name: str | None = None,
     apply_noqa: bool = True,
     tree=None,
+    last: LastAnalysis | None = None,
 ) -> FileAnalysis:
     """Run every selected rule over one file's (decoded) source.
 
     ``module_name`` (``vllm.v1.core.x``) resolves relative imports and
     recognises a family's own module; ``apply_noqa`` is off for flake8,
     which applies ``# noqa`` itself and hands over its ``ast`` ``tree`` of
-    the source.
+    the source. ``last``, the file's last analysis, is reused when the
+    file's slice has not changed (and updated when it has).
     """
     with _gc_paused():
         return _analyze_source(
-            source, path, config, hierarchy, module_name, apply_noqa, tree
+            source, path, config, hierarchy, module_name, apply_noqa, tree, last
         )
 
 
@@ -164,13 +167,13 @@ def _analyze_source(
     module_name: str | None,
     apply_noqa: bool,
     tree,
+    last: LastAnalysis | None,
 ) -> FileAnalysis:
     import ast
 
     from vllm_spec_lint.core.slicing import Screen, relevant_source
 
     hierarchy = hierarchy or ClassHierarchy.default()
-    ignored = _ignored_for_path(path, config)
     # A file that does not parse is always reported, whatever the selection,
     # as ruff reports syntax errors (and as unreadable files are).
     try:
@@ -188,12 +191,28 @@ def _analyze_source(
     if relevant.too_deep is not None:
         error = parse_error(path, "cannot parse: nested too deeply", relevant.too_deep)
         return FileAnalysis([error])
+    key = (relevant.text, path, module_name, config, apply_noqa)
+    if last is not None:
+        reused = last.reuse(key, hierarchy, relevant.rows, source)
+        if reused is not None:
+            return reused
+    analysis = _analyze_slice(
+        relevant, source, path, config, hierarchy, module_name, apply_noqa
+    )
+    if last is not None:
+        last.keep(key, hierarchy, relevant.rows, analysis)
+    return analysis
 
+
+def _analyze_slice(
+    relevant, source, path, config, hierarchy, module_name, apply_noqa
+) -> FileAnalysis:
     import libcst as cst
 
     from vllm_spec_lint.model.semantic_model import SemanticModel
     from vllm_spec_lint.rules import ALL_RULES
 
+    ignored = _ignored_for_path(path, config)
     rules = [r for r in ALL_RULES if config.is_enabled(r.CODE, ignored)]
     try:
         module = cst.parse_module(relevant.text)

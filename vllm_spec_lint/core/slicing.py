@@ -32,6 +32,8 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 
+from vllm_spec_lint.core.nesting import deeper_than_libcst, statement_text
+from vllm_spec_lint.core.nesting import first_row as _first_row
 from vllm_spec_lint.core.settings import Config
 from vllm_spec_lint.model.hierarchy import ClassHierarchy, absolute_name, short_name
 from vllm_spec_lint.model.lines import NEWLINE, split_lines
@@ -41,13 +43,6 @@ _TEST_CALLS = {"isinstance", "issubclass"}
 _BUILTINS_USED = {"isinstance", "issubclass", "type", "all", "any", "frozenset"}
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
-# libcst's parser recurses natively once per level of nesting and, a few
-# thousand levels down, crashes the process instead of raising. CPython's
-# parser accepts that much on 3.10 and 3.13 (`1 + 1 + ...`, 20,000 terms),
-# and `and`/`or` chains of any length on every version (it keeps them flat,
-# libcst nests them). Kept statements nested deeper than this never reach
-# libcst; the rules' own walks give up (RecursionError) sooner anyway.
-MAX_NESTING = 1000
 
 
 @dataclass(frozen=True)
@@ -60,7 +55,7 @@ class Slice:
     # it (``a; b`` is two), so that positions need not parse it again.
     statement_rows: list[int] | None = None
     # The row of the first kept statement nested deeper than libcst can take
-    # (see MAX_NESTING), or None.
+    # (see core/nesting.py), or None.
     too_deep: int | None = None
 
 
@@ -168,15 +163,6 @@ def _rows_naming(text: str, names: set[str], line_starts: list[int]) -> list[int
 def _any_within(rows: list[int], first: int, last: int) -> bool:
     index = bisect.bisect_left(rows, first)
     return index < len(rows) and rows[index] <= last
-
-
-def _first_row(node: ast.AST) -> int:
-    decorators = getattr(node, "decorator_list", None)
-    return (
-        min([node.lineno, *(d.lineno for d in decorators)])
-        if decorators
-        else node.lineno
-    )
 
 
 def _word(node: ast.AST) -> str | None:
@@ -514,8 +500,7 @@ def relevant_source(text: str, tree: ast.Module, screen: Screen) -> Slice:
             _first_row(node)
             for node in tree.body
             if _first_row(node) not in cuts
-            and _extent(node, line_starts, len(text)) > MAX_NESTING
-            and _nesting(node) > MAX_NESTING
+            and deeper_than_libcst(node, statement_text(node, text, line_starts))
         ),
         None,
     )
@@ -551,34 +536,6 @@ def relevant_source(text: str, tree: ast.Module, screen: Screen) -> Slice:
         elif cut_here[1] is not None:  # the stub stands on the first row
             statement_rows.append(row_in_slice[_first_row(node)])
     return Slice("".join(out), rows, statement_rows=statement_rows, too_deep=too_deep)
-
-
-# Levels that take no character of their own: a statement's node over its
-# expression (`-x`), a name's context, an operator, a pattern's value.
-_LEVELS_WITHOUT_TEXT = 8
-
-
-def _extent(node: ast.stmt, line_starts: list[int], end: int) -> int:
-    """How many levels the statement's lines can nest: one per character,
-    and a few more, so a statement with fewer needs no measuring."""
-    last = node.end_lineno or node.lineno
-    stop = line_starts[last] if last < len(line_starts) else end
-    return stop - line_starts[_first_row(node) - 1] + _LEVELS_WITHOUT_TEXT
-
-
-def _nesting(node: ast.AST) -> int:
-    """How deep libcst nests ``node``'s tree: a level per node, and a level
-    per further operand of an `and`/`or` chain (one libcst node per
-    operator). Stops counting past MAX_NESTING."""
-    deepest = 0
-    stack = [(node, 1)]
-    while stack and deepest <= MAX_NESTING:
-        node, depth = stack.pop()
-        if isinstance(node, ast.BoolOp):
-            depth += len(node.values) - 2
-        deepest = max(deepest, depth)
-        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
-    return deepest
 
 
 def _indent_of(line: str) -> str:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from vllm_spec_lint.core.analysis import analyze_source, might_have_findings
 from vllm_spec_lint.core.findings import PARSE_ERROR_CODE, Finding, parse_error, wanted
+from vllm_spec_lint.core.last_analysis import LastAnalysis
 from vllm_spec_lint.core.settings import Config
 from vllm_spec_lint.edges.cache import (
     ClassBasesCache,
@@ -160,20 +161,31 @@ def _not_source_text(source: bytes) -> str | None:
 
 
 def analyze_file(
-    path: Path, source: bytes, config: Config, hierarchy: ClassHierarchy, mode: Mode
+    path: Path,
+    source: bytes,
+    config: Config,
+    hierarchy: ClassHierarchy,
+    mode: Mode,
+    last: LastAnalysis | None = None,
 ) -> FileResult:
-    """Analyse (and with ``mode.fix``, fix) one file; runs in a worker."""
+    """Analyse (and with ``mode.fix``, fix) one file; runs in a worker.
+    ``last``: the file's last analysis, when it is checked again and again."""
     name = str(path)
     pause_point("analyse", path)
     try:
-        return _analyze_file(path, source, config, hierarchy, mode)
+        return _analyze_file(path, source, config, hierarchy, mode, last)
     except Exception as e:  # one odd file must not stop the run
         message = f"internal error, please report: {type(e).__name__}: {e}"
         return FileResult(name, [parse_error(name, message)])
 
 
 def _analyze_file(
-    path: Path, source: bytes, config: Config, hierarchy: ClassHierarchy, mode: Mode
+    path: Path,
+    source: bytes,
+    config: Config,
+    hierarchy: ClassHierarchy,
+    mode: Mode,
+    last: LastAnalysis | None,
 ) -> FileResult:
     name = str(path)
     try:
@@ -183,7 +195,7 @@ def _analyze_file(
     module_name = module_name_for(path)
     if not mode.fix:
         analysis = analyze_source(
-            text, name, config, hierarchy, module_name=module_name
+            text, name, config, hierarchy, module_name=module_name, last=last
         )
         return FileResult(name, analysis.findings, suppressed=analysis.suppressed)
     from vllm_spec_lint.core.fixing import fix_source
@@ -363,10 +375,12 @@ def run_source(
     unsafe: bool = False,
     force_exclude: bool = False,
     hierarchy: ClassHierarchy | None = None,
+    last: LastAnalysis | None = None,
 ) -> CheckRun:
     """One source that is not read from disk (standard input, an editor's
     buffer), reported under ``name``: the hierarchy (read here unless given)
-    and exclusions as for a file at ``name``. Nothing is written or cached."""
+    and exclusions as for a file at ``name``. Nothing is written or cached,
+    but ``last`` (the buffer's last analysis) is reused and kept."""
     path = Path(name)
     forget_packages()
     warnings: list[str] = []
@@ -380,7 +394,7 @@ def run_source(
     mode = Mode(fix, unsafe, False, _formatter(fix, path, config, warnings))
     result = _screen(name, source, config, hierarchy)
     if isinstance(result, bytes):
-        result = analyze_file(path, source, config, hierarchy, mode)
+        result = analyze_file(path, source, config, hierarchy, mode, last)
     return CheckRun([result], hierarchy, warnings)
 
 

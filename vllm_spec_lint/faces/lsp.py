@@ -19,9 +19,11 @@ from pathlib import Path
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path
 
 from vllm_spec_lint import __version__
 from vllm_spec_lint.core.findings import PARSE_ERROR_CODE, Finding, wanted
+from vllm_spec_lint.core.last_analysis import LastAnalysis
 from vllm_spec_lint.core.settings import RULE_NAMES, Config, ConfigError, rule_url
 from vllm_spec_lint.edges.config import load_config
 from vllm_spec_lint.edges.hierarchy_sources import HierarchyError, load_hierarchy
@@ -63,6 +65,9 @@ class SpecLintServer(LanguageServer):
         super().__init__(NAME, __version__)
         self.projects: dict[Path, Project] = {}
         self.checked: dict[str, Checked] = {}
+        # Per open file: its last analysis, reused while a change leaves the
+        # code the rules see as it was (core/last_analysis.py).
+        self.last_analyses: dict[str, LastAnalysis] = {}
 
     # -- settings and hierarchy, per folder -----------------------------------
 
@@ -124,6 +129,7 @@ class SpecLintServer(LanguageServer):
             project.config,
             force_exclude=True,
             hierarchy=project.hierarchy,
+            last=self.last_analyses.setdefault(path, LastAnalysis()),
         )
         findings = [f for r in result.results for f in r.findings]
         return Checked(version, text, findings, project)
@@ -448,6 +454,7 @@ def build_server() -> SpecLintServer:
     def did_close(ls: SpecLintServer, params: types.DidCloseTextDocumentParams):
         uri = params.text_document.uri
         ls.checked.pop(uri, None)
+        ls.last_analyses.pop(to_fs_path(uri), None)
         ls.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, diagnostics=[])
         )

@@ -111,6 +111,17 @@ class Facts:
 
     def __init__(self, model):
         self.model = model
+        # Per statement, the keys of what it assigns: every check climbs
+        # back over the statements before it, so each is walked once.
+        self._assigned: dict[cst.CSTNode, tuple[str | None, ...]] = {}
+
+    def _assigns(self, statement: cst.CSTNode, key: str) -> bool:
+        names = self._assigned.get(statement)
+        if names is None:
+            names = self._assigned[statement] = tuple(
+                target_key(target) for target, _ in _assignment_targets(statement)
+            )
+        return any(_changes(name, key) for name in names)
 
     def about(
         self, node: cst.CSTNode, target: cst.BaseExpression, positive: bool
@@ -231,9 +242,11 @@ class Facts:
         """The facts a statement before the check gives, and the subject to
         follow further back (None: stop, what the facts are about was
         assigned here)."""
-        hits_value = subject.value is not None and _assigns(statement, subject.value)
+        hits_value = subject.value is not None and self._assigns(
+            statement, subject.value
+        )
         root = _root(subject.collection)
-        hits_collection = root is not None and _assigns(statement, root)
+        hits_collection = root is not None and self._assigns(statement, root)
         if hits_value or hits_collection:
             assigned = _single_assignment(statement)
             if assigned is None:
@@ -575,11 +588,10 @@ def _targets(target: cst.CSTNode, at: cst.CSTNode) -> Iterator[tuple]:
 
 def hits(assigned: cst.CSTNode, key: str) -> bool:
     """Assigning ``assigned`` changes ``key`` (it is it, or what it hangs off)."""
-    name = target_key(assigned)
+    return _changes(target_key(assigned), key)
+
+
+def _changes(name: str | None, key: str) -> bool:
     return name is not None and (
         key == name or key.startswith((name + ".", name + "["))
     )
-
-
-def _assigns(statement: cst.CSTNode, key: str) -> bool:
-    return any(hits(target, key) for target, _ in _assignment_targets(statement))

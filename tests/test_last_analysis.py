@@ -1,0 +1,104 @@
+"""A file's last analysis reused while its slice stays the same (the
+language server's keystrokes): the findings are always those a fresh
+analysis of the new text gives."""
+
+from __future__ import annotations
+
+from vllm_spec_lint.core.analysis import analyze_source
+from vllm_spec_lint.core.findings import FileAnalysis
+from vllm_spec_lint.core.last_analysis import LastAnalysis
+from vllm_spec_lint.core.settings import Config
+from vllm_spec_lint.model.hierarchy import ClassHierarchy
+
+HIERARCHY = ClassHierarchy.default()
+PATH = "vllm/worker.py"
+
+SOURCE = """\
+from vllm.v1.kv_cache_interface import MLAAttentionSpec
+
+
+def unrelated(blocks):
+    total = 0
+    for block in blocks:
+        total += block
+    return total
+
+
+def is_mla(spec):
+    return isinstance(spec, MLAAttentionSpec)  # the finding
+"""
+
+
+def _fresh(text: str) -> FileAnalysis:
+    return analyze_source(text, PATH, Config(), HIERARCHY, module_name="vllm.worker")
+
+
+def _with(last: LastAnalysis, text: str) -> FileAnalysis:
+    return analyze_source(
+        text, PATH, Config(), HIERARCHY, module_name="vllm.worker", last=last
+    )
+
+
+def _edit(row: int, line: str, text: str = SOURCE) -> str:
+    """``text`` with ``line`` inserted before its 1-based ``row``."""
+    lines = text.splitlines(keepends=True)
+    return "".join(lines[: row - 1] + [line] + lines[row - 1 :])
+
+
+def test_the_first_analysis_is_the_fresh_one():
+    assert _with(LastAnalysis(), SOURCE) == _fresh(SOURCE)
+    assert [f.location for f in _fresh(SOURCE).findings] == [(12, 29)]
+
+
+def test_an_edit_outside_the_slice_moves_the_findings_and_their_fix():
+    last = LastAnalysis()
+    _with(last, SOURCE)
+    edited = _edit(6, "    # typing inside a function the rules never see\n")
+    moved = _with(last, edited)
+    assert moved == _fresh(edited)
+    [finding] = moved.findings
+    assert finding.location == (13, 29)
+    assert (
+        finding.line_text
+        == "    return isinstance(spec, MLAAttentionSpec)  # the finding"
+    )
+    # The companion after the anchor, and its import on row 1.
+    assert [e.location[0] for e in finding.fix.edits] == [13, 1]
+
+
+def test_the_last_analysis_is_reused_only_for_the_same_slice():
+    last = LastAnalysis()
+    analysis = _fresh(SOURCE)
+    last.keep(("slice", "settings"), HIERARCHY, [1, 2, 12], analysis)
+    # The same key on other rows: the findings move with their rows.
+    [moved] = last.reuse(
+        ("slice", "settings"), HIERARCHY, [1, 2, 20], SOURCE * 2
+    ).findings
+    assert moved.location == (20, 29)
+    assert (
+        last.reuse(("another slice", "settings"), HIERARCHY, [1, 2, 12], SOURCE) is None
+    )
+    other = ClassHierarchy.default()
+    assert last.reuse(("slice", "settings"), other, [1, 2, 12], SOURCE) is None
+
+
+def test_a_finding_off_the_kept_rows_is_analysed_again():
+    last = LastAnalysis()
+    last.keep(("slice",), HIERARCHY, [1, 2], _fresh(SOURCE))  # row 12 not kept
+    assert last.reuse(("slice",), HIERARCHY, [1, 2], SOURCE) is None
+
+
+def test_every_edit_in_a_sequence_gives_the_fresh_findings():
+    last = LastAnalysis()
+    text = SOURCE
+    for row, line in [
+        (6, "    # outside the slice\n"),
+        (13, "    # inside the function with the finding\n"),
+        (1, "import os\n"),
+        (14, "    if isinstance(spec, MLAAttentionSpec):\n        return 1\n"),
+        (5, "    x = (\n"),  # a syntax error: VSL900, and back
+    ]:
+        text = _edit(row, line, text)
+        assert _with(last, text) == _fresh(text), (row, line)
+    text = text.replace("    x = (\n", "")
+    assert _with(last, text) == _fresh(text)
