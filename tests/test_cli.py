@@ -310,14 +310,15 @@ def test_main_without_arguments_reads_the_command_line(monkeypatch, capsys):
 def test_the_server_starts_whatever_the_settings_where_it_runs(tmp_path, monkeypatch):
     """It reads settings per document: a broken settings file in the working
     folder is no reason not to start."""
-    from vllm_spec_lint.faces import cli, lsp
+    from vllm_spec_lint.faces import cli, lsp, lsp_start
 
     served = []
-    monkeypatch.setattr(lsp, "serve", served.append)
+    monkeypatch.setattr(lsp_start, "serve_stdio", served.append)
     (tmp_path / "pyproject.toml").write_text("[tool.vllm-spec-lint]\ncolour = 1\n")
     monkeypatch.chdir(tmp_path)
     assert cli.main(["server"]) == 0
-    assert served == [None]  # stdio, no TCP port
+    [build_server] = served  # stdio: built once initialize is answered
+    assert isinstance(build_server(), lsp.SpecLintServer)
 
 
 def test_a_reader_gone_mid_report_leaves_stdout_on_the_null_device(

@@ -310,3 +310,27 @@ class PairingCache:
     def put(self, key: str, verdicts: dict[tuple[str, ...], str | None]) -> None:
         data = json.dumps([[list(spec), reason] for spec, reason in verdicts.items()])
         _write_entry(self.root, self.folder / f"{key}.json", data.encode())
+
+
+class InitializeAnswers:
+    """The language server's answers to ``initialize``, by what decides them
+    (the client's capabilities, and the versions of the server and the
+    packages that compute them): a later start gives the answer before
+    pygls, whose protocol types take half a second to import, is loaded."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.folder = root / CACHE_DIR / __version__ / "initialize"
+
+    def _entry(self, key: str) -> Path:
+        return self.folder / f"{key}.json"
+
+    def get(self, key: str) -> dict | None:
+        try:
+            answer = json.loads(self._entry(key).read_bytes())
+        except (OSError, ValueError):
+            return None  # missing or corrupt: pygls answers, put() rewrites it
+        return answer if isinstance(answer, dict) else None
+
+    def put(self, key: str, answer: dict) -> None:
+        _write_entry(self.root, self._entry(key), json.dumps(answer).encode())

@@ -38,14 +38,24 @@ from vllm_spec_lint.faces.commands.rules import command_explain, command_rules
 
 
 def command_server(args: argparse.Namespace, config: Config) -> int:
+    if args.tcp is not None:
+        _language_server().serve(args.tcp)
+        return EXIT_CLEAN
+    # Over stdio, initialize is answered before pygls is imported.
+    from vllm_spec_lint.faces.lsp_start import serve_stdio
+
+    serve_stdio(lambda: _language_server().build_server())
+    return EXIT_CLEAN
+
+
+def _language_server():
     try:
-        from vllm_spec_lint.faces.lsp import serve
+        from vllm_spec_lint.faces import lsp
     except ImportError as e:
         raise UsageError(
             f"the language server needs pygls ({e}): pip install 'vllm-spec-lint[lsp]'"
         ) from None
-    serve(args.tcp)
-    return EXIT_CLEAN
+    return lsp
 
 
 COMMANDS = {

@@ -414,6 +414,7 @@ def _hierarchy_lines(project: Project, finding: Finding) -> str:
 
 
 def build_server() -> SpecLintServer:
+    logging.basicConfig(level=logging.WARNING)
     server = SpecLintServer()
 
     @server.feature(types.INITIALIZED)
@@ -522,7 +523,6 @@ def _matters(uri: str, server: SpecLintServer) -> bool:
 
 
 def serve(tcp_port: int | None = None, host: str = "127.0.0.1") -> None:
-    logging.basicConfig(level=logging.WARNING)
     server = build_server()
     if tcp_port is not None:
         server.start_tcp(host, tcp_port)
