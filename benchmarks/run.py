@@ -1,6 +1,7 @@
 """Benchmark vllm-spec-lint against its peers on real vLLM trees.
 
     python benchmarks/run.py [--repeat 9] [--flake8-repeat 3] [--output BENCHMARKS.md]
+                             [--no-lsp] [--no-growth]
 
 Fetches vLLM releases with scripts/fetch_sources.py, then, in one run and
 alternating the commands (so a slow spell of the machine hits all of them),
@@ -10,7 +11,11 @@ cold and warm, ``fix --diff``, semgrep with the reference rule in
 ../shared/peers/, ruff's fastest whole-tree check, grep (the floor: reading
 the bytes), and flake8 with and without our plugin (by CPU time, and the
 plugin's own calls timed alone); plus our peak memory and how check time
-grows with the tree. Writes a Markdown report.
+grows with the tree; vLLM 0.34.0's cold check and ruff's interleaved with
+the rest; one file with findings checked cold, alone and as the pre-commit
+hook runs it. Then benchmarks/lsp.py and benchmarks/growth.py, whose
+sections it keeps: one command measures every target. Writes a Markdown
+report.
 
 semgrep and a flake8 without our plugin are installed into virtual
 environments under benchmarks/.venvs/ on first use.
@@ -34,6 +39,9 @@ REPO = HERE.parent
 SHARED = REPO.parent / "shared"
 VENVS = HERE / ".venvs"
 MAIN_VERSION = "0.33.0"
+SECOND_VERSION = "0.34.0"
+# One file with findings, checked cold: 0.33.0's MLA indexer (1,975 lines).
+ONE_FILE = "vllm/v1/attention/backends/mla/indexer.py"
 SCALING_VERSIONS = ("0.24.0", "0.29.0", "0.33.0")
 RUFF_SELECT = "E9,F63,F7,F82"
 SELF = [sys.executable, "-m", "vllm_spec_lint"]
@@ -57,6 +65,16 @@ def venv_with(name: str, *packages: str) -> Path:
             check=True,
         )
     return bin_dir
+
+
+def commit() -> str:
+    out = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
+    return out.stdout.strip() or "unknown"
 
 
 def line_count(tree: Path) -> int:
@@ -136,6 +154,8 @@ def main() -> int:
         help="flake8 over the tree takes minutes a run",
     )
     parser.add_argument("--output", type=Path, default=REPO / "BENCHMARKS.md")
+    parser.add_argument("--no-lsp", action="store_true", help="skip lsp.py")
+    parser.add_argument("--no-growth", action="store_true", help="skip growth.py")
     args = parser.parse_args()
 
     # As `pip install .` does: byte-compile the package, so no run pays for
@@ -146,6 +166,7 @@ def main() -> int:
     )
     trees = {v: fetch(v) for v in SCALING_VERSIONS}
     tree = trees[MAIN_VERSION]
+    second = fetch(SECOND_VERSION)
     semgrep = venv_with("semgrep", "semgrep") / "semgrep"
     plain_flake8 = venv_with("flake8-only", "flake8") / "flake8"
     our_flake8 = Path(sys.executable).parent / "flake8"
@@ -171,6 +192,18 @@ def main() -> int:
             RUFF_SELECT, "--exit-zero", ".",
         ],
         "grep (floor)": ["grep", "-rlE", "MLAAttentionSpec", "--include=*.py", "."],
+        f"check, cold, {SECOND_VERSION}": SELF + [
+            "check", "--no-cache", "--exit-zero", ".",
+        ],
+        f"ruff, {SECOND_VERSION}": [
+            sys.executable, "-m", "ruff", "check", "--no-cache", "--select",
+            RUFF_SELECT, "--exit-zero", ".",
+        ],
+        "one file, cold": SELF + ["check", "--no-cache", "--exit-zero", ONE_FILE],
+        # The hook's entry (.pre-commit-hooks.yaml) with one changed file.
+        "pre-commit hook, one file, cold": SELF + [
+            "check", "--force-exclude", "--no-cache", "--exit-zero", ONE_FILE,
+        ],
         "flake8, without our plugin": [
             str(plain_flake8), "--isolated", "--select", RUFF_SELECT,
             "--exit-zero", ".",
@@ -188,14 +221,15 @@ def main() -> int:
         for name, command in commands.items():
             if name.startswith("flake8") and round_ >= args.flake8_repeat:
                 continue
-            if name.endswith(", cold"):
-                clear_cache(tree)
-            elapsed, peak, used = timed(command, tree)
+            where = second if SECOND_VERSION in name else tree
+            if "cold" in name:
+                clear_cache(where)
+            elapsed, peak, used = timed(command, where)
             times[name].append(elapsed)
             cpu[name].append(used)
             if name == "check, cold":
                 rss.append(peak)
-            if name.endswith(", cold"):
+            if "cold" in name and where is tree:
                 timed(warm_check(), tree)  # refill for "check, warm"
             step = f"[{round_ + 1}/{args.repeat}]"
             print(f"{step} {name}: {elapsed:.2f} s, {used:.2f} s CPU", file=sys.stderr)
@@ -225,7 +259,38 @@ def main() -> int:
     ruff_name = f"ruff check --select {RUFF_SELECT}"
     semgrep_name = "semgrep (reference rule)"
     plugin_share = plugin_cpu / median_cpu["flake8, without our plugin"]
+    second_cold, second_ruff = (
+        f"check, cold, {SECOND_VERSION}",
+        f"ruff, {SECOND_VERSION}",
+    )
     targets = [
+        # Issue #43's: no slower than ruff's whole-tree pass, and less CPU.
+        (
+            f"cold check {MAIN_VERSION} <= 1.0 x ruff",
+            per_round("check, cold", ruff_name),
+            1.0,
+        ),
+        (
+            f"cold check {MAIN_VERSION} CPU <= 0.85 x ruff's",
+            per_round("check, cold", ruff_name, cpu),
+            0.85,
+        ),
+        (
+            f"cold check {SECOND_VERSION} <= 1.0 x ruff",
+            per_round(second_cold, second_ruff),
+            1.0,
+        ),
+        (
+            f"cold check {SECOND_VERSION} CPU <= 0.85 x ruff's",
+            per_round(second_cold, second_ruff, cpu),
+            0.85,
+        ),
+        ("one file with findings, cold <= 0.2 s", median["one file, cold"], 0.2),
+        (
+            "pre-commit hook, one file, cold <= 0.2 s",
+            median["pre-commit hook, one file, cold"],
+            0.2,
+        ),
         ("cold check <= 0.25 x semgrep", per_round("check, cold", semgrep_name), 0.25),
         ("cold check <= 1.5 x ruff", per_round("check, cold", ruff_name), 1.5),
         (
@@ -261,6 +326,10 @@ def main() -> int:
         report = report.rstrip("\n") + "\n\n" + "\n".join(kept)
     args.output.write_text(report)
     print(report)
+    for script, skipped in (("lsp.py", args.no_lsp), ("growth.py", args.no_growth)):
+        if not skipped:  # each rewrites its own section of the report
+            command = [sys.executable, str(HERE / script), "--output", str(args.output)]
+            subprocess.run(command, check=False)
     return 0
 
 
@@ -269,7 +338,8 @@ def render(median, median_cpu, targets, scaling, runs, spread, commands) -> str:
     lines = [
         "# Benchmarks",
         "",
-        f"Made by `python benchmarks/run.py` on {time.strftime('%Y-%m-%d')}: "
+        f"Made by `python benchmarks/run.py` on {time.strftime('%Y-%m-%d')} at "
+        f"commit {commit()}: "
         f"{os.cpu_count()} cores, {platform.machine()}, Python "
         f"{platform.python_version()}. vLLM {MAIN_VERSION} "
         f"({scaling[-1][1]:,} lines of Python); medians, commands alternated.",
