@@ -66,7 +66,7 @@ class StatementPositions:
         chain.reverse()  # top-level statement first
         statement = chain[0]
         row = self._first_row(statement)
-        if self._rows_of(statement) <= NESTED_FROM_ROWS:
+        if self._rows_to_next(statement, row) <= NESTED_FROM_ROWS:
             return statement, (), row
         # Down through class and function bodies: (libcst, ast) statements.
         outer, indents = self._ast_statement(statement), []
@@ -91,12 +91,10 @@ class StatementPositions:
             found = self._statements[statement] = (relative, offset)
         return found
 
-    def _rows_of(self, statement: cst.CSTNode) -> int:
-        """How many rows a top-level statement spans, to the next one."""
-        self._first_row(statement)
+    def _rows_to_next(self, statement: cst.CSTNode, row: int) -> int:
+        """How many rows a top-level statement at ``row`` spans, to the next."""
         later = self._next_rows.get(statement)
-        end = later if later is not None else self._text.count("\n") + 1
-        return end - self._first_rows[statement]
+        return (later if later is not None else self._text.count("\n") + 1) - row
 
     def _ast_statement(self, statement: cst.CSTNode) -> ast.stmt:
         if self._tree is None:
