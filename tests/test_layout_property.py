@@ -649,3 +649,29 @@ def test_an_earlier_property_branch_takes_the_companion_from_an_elif():
     assert _strict_findings(taken) == []
     alone = taken.replace("if spec.uses_mla_layout", "if spec is None")
     assert _strict_findings(alone) == [("VSL008", 6, None)]
+
+
+def test_declarations_keep_the_files_line_endings_and_say_what_they_added():
+    from vllm_spec_lint.repair.declarations import declare_property
+
+    text = "class Root:\r\n    x: int\r\n\r\n\r\nclass Anchor(Root):\r\n    pass"
+    new, added = declare_property(
+        text, {"Root": False, "Anchor": True}, "uses_a_layout", ["Doc."]
+    )
+    assert new == (
+        "class Root:\r\n    x: int\r\n"
+        "\r\n    @property\r\n    def uses_a_layout(self) -> bool:\r\n"
+        '        """Doc.\r\n        """\r\n        return False\r\n'
+        "\r\n\r\nclass Anchor(Root):\r\n    pass\r\n"
+        "\r\n    @property\r\n    def uses_a_layout(self) -> bool:\r\n"
+        "        return True\r\n"
+    )
+    assert [new[start:end] for start, end in added] == [
+        "\r\n    @property\r\n    def uses_a_layout(self) -> bool:\r\n"
+        '        """Doc.\r\n        """\r\n        return False\r\n',
+        "\r\n    @property\r\n    def uses_a_layout(self) -> bool:\r\n"
+        "        return True\r\n",
+    ]
+    # A second run adds nothing.
+    again = declare_property(new, {"Root": False, "Anchor": True}, "uses_a_layout", [])
+    assert again == (new, [])

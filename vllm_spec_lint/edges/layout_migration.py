@@ -101,7 +101,7 @@ def migrate(paths: list[Path], config: Config, *, unsafe: bool) -> Migration:
         else:
             original = read_source(Path(path))
             text, encoding = decode_source(original)
-        text, added, _ = declare_property(
+        text, added = declare_property(
             text, values, family.property_name, property_docstring(list(family.members))
         )
         if added:

@@ -214,10 +214,6 @@ class ClassHierarchy:
         roots = sorted(c for c in self.ancestors(cls) if not self.bases.get(c))
         return roots[0] if roots else cls
 
-    def declares(self, cls: str, name: str) -> bool:
-        """Whether ``cls``'s own body defines ``name``."""
-        return name in self.declared.get(cls, ())
-
     def layout_classes(self, family: Family) -> dict[str, bool]:
         """The classes that declare the family's layout property, with what
         each returns: the root False, the anchor and companions True."""
@@ -232,7 +228,7 @@ class ClassHierarchy:
         :meth:`layout_classes` of the classes read (an override elsewhere
         would make it mean something else)."""
         name = family.property_name
-        declaring = {c for c in self.declared if self.declares(c, name)}
+        declaring = {c for c, names in self.declared.items() if name in names}
         return declaring == set(self.layout_classes(family))
 
     def knows_bases(self, cls: str) -> bool:

@@ -41,16 +41,16 @@ def declare_property(
     values: Mapping[str, bool],
     prop: str,
     docstring: list[str],
-) -> tuple[str, list[tuple[int, int]], list[str]]:
+) -> tuple[str, list[tuple[int, int]]]:
     """``text`` with ``prop`` declared on each top-level class of ``values``
     (class name: what it returns; the docstring goes on the one returning
-    False); the offsets of what was added, and the classes not found."""
+    False), and the offsets of what was added."""
     tree = ast.parse(text)
     classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
-    missing = [name for name in values if name not in classes]
     lines = text.splitlines(keepends=True)
     newline = "\r\n" if lines and lines[0].endswith("\r\n") else "\n"
-    inserts = []
+    # After each class's last line (its last statement's end): the block.
+    blocks: dict[int, str] = {}
     for name, value in values.items():
         node = classes.get(name)
         if node is None or prop in body_names(node):
@@ -64,17 +64,18 @@ def declare_property(
             block += [f"{body}{line}" if line else "" for line in docstring[1:]]
             block += [f'{body}"""']
         block.append(f"{indent}{step}return {value}")
-        # After the class's last line: its last statement's end.
-        inserts.append((node.end_lineno, newline + newline.join(block) + newline))
-    for row, block in sorted(inserts, reverse=True):
-        if not lines[row - 1].endswith(("\n", "\r")):
-            lines[row - 1] += newline
-        lines.insert(row, block)
+        blocks[node.end_lineno] = newline + newline.join(block) + newline
+    out: list[str] = []
     added: list[tuple[int, int]] = []
     offset = 0
-    blocks = {id(block) for _, block in inserts}
-    for line in lines:
-        if id(line) in blocks:
-            added.append((offset, offset + len(line)))
+    for row, line in enumerate(lines, start=1):
+        block = blocks.get(row)
+        if block is not None and not line.endswith(("\n", "\r")):
+            line += newline
+        out.append(line)
         offset += len(line)
-    return "".join(lines), added, missing
+        if block is not None:
+            out.append(block)
+            added.append((offset, offset + len(block)))
+            offset += len(block)
+    return "".join(out), added
