@@ -22,10 +22,15 @@ from typing import Any, BinaryIO
 from vllm_spec_lint import __version__
 
 
-def serve_stdio(build_server: Callable[[], Any]) -> None:
-    """Serve over stdin/stdout; ``build_server`` imports pygls and builds
-    the server (faces/lsp.py)."""
-    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+def serve_stdio(
+    build_server: Callable[[], Any],
+    stdin: BinaryIO | None = None,
+    stdout: BinaryIO | None = None,
+) -> None:
+    """Serve over stdin/stdout (or the streams given); ``build_server``
+    imports pygls and builds the server (faces/lsp.py)."""
+    stdin = stdin or sys.stdin.buffer
+    stdout = stdout or sys.stdout.buffer
     first, message = _read_frame(stdin)
     request_id = answers = key = cached = None
     if message.get("method") == "initialize" and "id" in message:

@@ -1,0 +1,169 @@
+"""The language server's start over stdio (faces/lsp_start.py), in this
+process: the real pygls server reads the client's messages from a stream
+and writes to another, so mutation testing reaches this module (the
+program's own start is tests/test_lsp_start.py)."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+from vllm_spec_lint import __version__
+from vllm_spec_lint.faces import lsp, lsp_start
+
+
+class _Output(io.BytesIO):
+    """stdout for the server: what it wrote stays readable after it closes
+    the stream at ``exit``."""
+
+    def close(self) -> None:
+        self.closed_by_server = True
+
+
+def _frame(message: dict) -> bytes:
+    body = json.dumps({"jsonrpc": "2.0", **message}).encode()
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+def _messages(data: bytes) -> list[dict]:
+    stream, found = io.BytesIO(data), []
+    while True:
+        length = None
+        line = stream.readline()
+        if not line:
+            return found
+        while line not in (b"\r\n", b"\n"):
+            name, _, value = line.decode().partition(":")
+            if name.lower() == "content-length":
+                length = int(value)
+            line = stream.readline()
+        found.append(json.loads(stream.read(length)))
+
+
+def _serve(first: bytes, *rest: dict) -> list[dict]:
+    """Serve a client that sends ``first`` (raw bytes) and then ``rest``,
+    shutdown and exit; every message the server wrote."""
+    requests = [*rest, {"id": 99, "method": "shutdown"}, {"method": "exit"}]
+    stdin = io.BytesIO(first + b"".join(_frame(m) for m in requests))
+    stdout = _Output()
+    lsp_start.serve_stdio(lsp.build_server, stdin=stdin, stdout=stdout)
+    return _messages(stdout.getvalue())
+
+
+def _initialize(root: Path | None, capabilities: dict, **more) -> bytes:
+    params = {"processId": None, "capabilities": capabilities, **more}
+    params["rootUri"] = root.as_uri() if root else None
+    return _frame({"id": 1, "method": "initialize", "params": params})
+
+
+def _remembered(root: Path) -> list[Path]:
+    folder = root / ".vllm_spec_lint_cache" / __version__ / "initialize"
+    return sorted(folder.glob("*.json"))
+
+
+def _answers(messages: list[dict]) -> list[dict]:
+    return [m for m in messages if m.get("id") == 1]
+
+
+def test_the_first_start_sends_pygls_answer_once_and_remembers_it(tmp_path):
+    messages = _serve(_initialize(tmp_path, {}), {"method": "initialized"})
+    [answer] = _answers(messages)
+    assert answer["result"]["serverInfo"]["name"] == "vllm-spec-lint"
+    [entry] = _remembered(tmp_path)
+    assert json.loads(entry.read_text()) == answer["result"]
+    assert [m["id"] for m in messages if "id" in m] == [1, 99]
+
+
+def test_the_next_start_gives_the_remembered_answer_first_and_only_once(tmp_path):
+    [first] = _answers(_serve(_initialize(tmp_path, {})))
+    [entry] = _remembered(tmp_path)
+    # What is remembered is what is given: mark it to see it come back.
+    marked = {**first["result"], "remembered": True}
+    entry.write_text(json.dumps(marked))
+    messages = _serve(_initialize(tmp_path, {}))
+    assert _answers(messages) == [{"jsonrpc": "2.0", "id": 1, "result": marked}]
+    assert messages[0]["id"] == 1
+    # pygls's own answer differs from the marked one: it replaces it.
+    assert json.loads(entry.read_text()) == first["result"]
+
+
+def test_a_client_with_other_capabilities_or_options_gets_its_own_entry(tmp_path):
+    _serve(_initialize(tmp_path, {}))
+    utf8 = {"general": {"positionEncodings": ["utf-8"]}}
+    [answer] = _answers(_serve(_initialize(tmp_path, utf8)))
+    assert answer["result"]["capabilities"]["positionEncoding"] == "utf-8"
+    assert len(_remembered(tmp_path)) == 2
+    _serve(_initialize(tmp_path, {}, initializationOptions={"select": ["VSL001"]}))
+    assert len(_remembered(tmp_path)) == 3
+    _serve(_initialize(tmp_path, utf8))
+    assert len(_remembered(tmp_path)) == 3
+
+
+def test_a_workspace_folder_is_the_project_when_there_is_no_root_uri(tmp_path):
+    folders = [{"uri": tmp_path.as_uri(), "name": "project"}]
+    _serve(_initialize(None, {}, workspaceFolders=folders))
+    assert len(_remembered(tmp_path)) == 1
+
+
+def test_a_corrupt_remembered_answer_is_replaced_and_pygls_answers(tmp_path):
+    [first] = _answers(_serve(_initialize(tmp_path, {})))
+    [entry] = _remembered(tmp_path)
+    entry.write_text("{not json")
+    assert _answers(_serve(_initialize(tmp_path, {}))) == [first]
+    assert json.loads(entry.read_text()) == first["result"]
+
+
+def test_without_a_folder_or_with_a_missing_one_nothing_is_kept(tmp_path):
+    [answer] = _answers(_serve(_initialize(None, {})))
+    assert answer["result"]["serverInfo"]["name"] == "vllm-spec-lint"
+    missing = tmp_path / "gone"
+    [answer] = _answers(_serve(_initialize(missing, {})))
+    assert answer["result"]["serverInfo"]["name"] == "vllm-spec-lint"
+    remote = _frame(
+        {
+            "id": 1,
+            "method": "initialize",
+            "params": {"capabilities": {}, "rootUri": "vscode-vfs://github/x"},
+        }
+    )
+    assert len(_answers(_serve(remote))) == 1
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_first_message_that_is_not_initialize_is_left_to_pygls(tmp_path):
+    shutdown = _frame({"id": 5, "method": "shutdown"})
+    messages = _serve(shutdown, {"method": "initialize", "id": 1, "params": {}})
+    assert [m.get("id") for m in messages][:1] == [5]
+    notification = _frame(
+        {"method": "initialize", "params": {"rootUri": tmp_path.as_uri()}}
+    )
+    _serve(notification)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_first_frame_is_read_whatever_its_header_spelling(tmp_path):
+    body = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {"capabilities": {}, "rootUri": tmp_path.as_uri()},
+        }
+    ).encode()
+    header = b"content-length: %d\nContent-Type: application/json\n\n" % len(body)
+    stream = io.BytesIO(header + body + b"rest")
+    raw, message = lsp_start._read_frame(stream)
+    assert raw == header + body
+    assert message["params"]["rootUri"] == tmp_path.as_uri()
+    assert stream.read() == b"rest"
+
+
+def test_a_first_frame_that_is_not_a_json_object_is_no_message():
+    for body in (b"{not json", b"[1, 2]"):
+        frame = b"Content-Length: %d\r\n\r\n" % len(body) + body
+        assert lsp_start._read_frame(io.BytesIO(frame)) == (frame, {})
+    no_length = b"X-Other: 1\r\n\r\n{}"
+    assert lsp_start._read_frame(io.BytesIO(no_length)) == (b"X-Other: 1\r\n\r\n", {})
+    cut = b"Content-Length: 10\r\n"
+    assert lsp_start._read_frame(io.BytesIO(cut)) == (cut, {})
