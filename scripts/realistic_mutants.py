@@ -1,8 +1,9 @@
 """Plant realistic one-line bugs, one at a time, and see which the tests catch.
 
-    python scripts/realistic_mutants.py vllm_spec_lint/edges/pairing.py \\
-        --tests tests/test_pairing.py [--tests ...] [--shape drop-operand] \\
-        [-m "not release"] [-k EXPR]
+    python scripts/realistic_mutants.py                      # the whole package
+    python scripts/realistic_mutants.py vllm_spec_lint/edges/pairing.py
+    python scripts/realistic_mutants.py --report             # the table, no run
+    python scripts/realistic_mutants.py MODULE --tests tests/test_pairing.py
 
 mutmut changes operators and constants one at a time; the bugs people write
 have other shapes (tests/test_no_false_greens.py pins a sample of each).
@@ -18,22 +19,41 @@ This makes every mutant of these shapes in the given modules:
 - ``drop-separator``: ``x + os.sep`` (``os.path.sep``, ``"/"``) -> ``x``.
 
 Each mutant is written into a copy of the repository made from the commit
-(``git archive HEAD``: the working tree is never touched), and the given
-tests run there with ``pytest -x`` and ``MUTANT_UNDER_TEST`` set, so the
-command line runs in the test's process, where the mutant is
-(tests/conftest.py). A mutant that does not compile is not counted. The
-output is a table per module and every survivor, to be judged: killed by a
-new test, or recorded in MUTATION.md as equivalent with its reason.
+(``git archive HEAD``: the working tree is never touched; one copy per job),
+and its tests run there with ``pytest -x`` and ``MUTANT_UNDER_TEST`` set, so
+the command line runs in the test's process, where the mutant is
+(tests/conftest.py), with the pytest options of mutmut's settings
+(setup.cfg). A mutant that does not compile is not made.
+
+Which tests: the ones mutmut's stats phase found reaching the mutated
+function (``mutants/mutmut-stats.json``, written by ``nox -s mutation``),
+fastest first, so a whole-package run takes hours, not days; a mutant
+outside every function gets the tests of every function of its module.
+``--tests`` names the tests instead, for every mutant.
+
+Verdicts are kept in ``mutation/realistic/<module>.json`` (written after
+each mutant, so a stopped run goes on where it stopped): a verdict stands
+while its function's code is unchanged; ``--again`` judges the survivors
+again (after writing tests). A survivor no test can kill is listed in
+``mutation/realistic/equivalent.json`` under its key, with the reason. The
+table counts a timeout as killed and leaves the equivalent ones out.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
+import configparser
+import hashlib
+import json
 import os
+import queue
 import subprocess
 import sys
 import tempfile
+import threading
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,6 +61,10 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 REPO = Path(__file__).resolve().parent.parent
+PACKAGE = REPO / "vllm_spec_lint"
+VERDICTS = REPO / "mutation" / "realistic"
+EQUIVALENT = VERDICTS / "equivalent.json"
+STATS = REPO / "mutants" / "mutmut-stats.json"
 SHAPES = (
     "drop-operand",
     "all-any",
@@ -56,20 +80,22 @@ _EDGES = {
     cst.GreaterThan: cst.GreaterThanEqual,
 }
 _EXITS = (cst.Return, cst.Raise, cst.Continue, cst.Break)
+_SEPARATOR = "ǁ"  # mutmut's, between a class and its method's name
 
 
 @dataclass(frozen=True)
 class Mutant:
-    module: str
+    module: str  # its path in the repository
     line: int
     shape: str
+    key: str  # the shape, the code before and after: stable when lines move
+    function: str | None  # mutmut's name for the function that holds it
+    function_sha: str  # of that function's code (the module's, outside one)
     code: str  # the whole mutated module
 
 
 class _Sites(cst.CSTVisitor):
     """Every node a shape can change, with the replacements it makes."""
-
-    METADATA_DEPENDENCIES = (PositionProvider,)
 
     def __init__(self):
         self.sites: list[tuple[cst.CSTNode, str, object]] = []
@@ -150,6 +176,39 @@ class _Replace(cst.CSTTransformer):
         return updated_node
 
 
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def functions(source: str) -> list[tuple[int, int, str, str]]:
+    """(first line, last line, mutmut's name, code hash) of each function
+    mutmut trampolines: the module's own functions and its classes' methods
+    (a nested function belongs to the one holding it)."""
+    found = []
+    tree = ast.parse(source)
+    defs = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+    def add(node, name):
+        first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+        code = ast.get_source_segment(source, node) or ""
+        found.append((first, node.end_lineno, name, _sha(code)))
+
+    for node in tree.body:
+        if isinstance(node, defs):
+            add(node, f"x_{node.name}")
+        elif isinstance(node, ast.ClassDef):
+            for member in node.body:
+                if isinstance(member, defs):
+                    add(member, f"x{_SEPARATOR}{node.name}{_SEPARATOR}{member.name}")
+    return found
+
+
+def _flat(node) -> str:
+    if isinstance(node, cst.RemovalSentinel):
+        return ""
+    return " ".join(cst.Module([]).code_for_node(node).split())
+
+
 def mutants(path: Path, shapes: set[str], name: Path) -> list[Mutant]:
     """Every mutant of the file at ``path``, named ``name`` (its path in the
     repository)."""
@@ -158,6 +217,8 @@ def mutants(path: Path, shapes: set[str], name: Path) -> list[Mutant]:
     sites = _Sites()
     wrapper.visit(sites)
     positions = wrapper.resolve(PositionProvider)
+    spans = functions(source)
+    seen: Counter = Counter()
     found = []
     for node, shape, replacement in sites.sites:
         if shape not in shapes:
@@ -167,10 +228,92 @@ def mutants(path: Path, shapes: set[str], name: Path) -> list[Mutant]:
             compile(code, str(path), "exec")
         except SyntaxError:
             continue
-        if code != source:
-            line = positions[node].start.line
-            found.append(Mutant(str(name), line, shape, code))
+        if code == source:
+            continue
+        line = positions[node].start.line
+        key = f"{shape}: {_flat(node)} -> {_flat(replacement)}"
+        seen[key] += 1
+        if seen[key] > 1:
+            key += f" (#{seen[key]})"
+        function, function_sha = None, _sha(source)
+        for first, last, mangled, digest in spans:
+            if first <= line <= last:
+                function, function_sha = mangled, digest
+        found.append(Mutant(str(name), line, shape, key, function, function_sha, code))
     return found
+
+
+def dotted(module: str) -> str:
+    return module.removesuffix(".py").replace("/", ".")
+
+
+class TestMap:
+    """mutmut's stats: the tests that reach each function, and their
+    durations."""
+
+    def __init__(self, stats: dict):
+        self.tests = stats["tests_by_mangled_function_name"]
+        self.durations = stats["duration_by_test"]
+
+    @classmethod
+    def read(cls, path: Path) -> TestMap:
+        return cls(json.loads(path.read_text()))
+
+    def select(self, mutant: Mutant) -> list[str]:
+        prefix = dotted(mutant.module) + "."
+        if mutant.function is not None:
+            names = [prefix + mutant.function]
+        else:
+            names = [n for n in self.tests if n.startswith(prefix)]
+            names = [n for n in names if "." not in n.removeprefix(prefix)]
+        tests = {t for n in names for t in self.tests.get(n, ())}
+        return sorted(tests, key=lambda t: (self.durations.get(t, 0.0), t))
+
+    def budget(self, tests: list[str]) -> float:
+        return 60 + 10 * sum(self.durations.get(t, 1.0) for t in tests)
+
+
+class Verdicts:
+    """The kept verdicts of one module, written after each change."""
+
+    def __init__(self, module: str, folder: Path = VERDICTS):
+        self.path = folder / f"{dotted(module)}.json"
+        self.lock = threading.Lock()
+        self.data = {"mutants": {}}
+        if self.path.exists():
+            self.data = json.loads(self.path.read_text())
+
+    def standing(self, mutant: Mutant) -> str | None:
+        kept = self.data["mutants"].get(mutant.key)
+        if kept and kept["function_sha"] == mutant.function_sha:
+            return kept["verdict"]
+        return None
+
+    def keep(self, mutant: Mutant, verdict: str, commit: str) -> None:
+        with self.lock:
+            self.data["mutants"][mutant.key] = {
+                "line": mutant.line,
+                "shape": mutant.shape,
+                "function_sha": mutant.function_sha,
+                "verdict": verdict,
+                "commit": commit,
+            }
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            partial = self.path.with_suffix(".json.partial")
+            text = json.dumps(self.data, indent=1, sort_keys=True, ensure_ascii=False)
+            partial.write_text(text + "\n")
+            partial.replace(self.path)
+
+    def current(self, made: list[Mutant]) -> dict[str, str]:
+        """The verdict of each of today's mutants (None: not judged)."""
+        return {m.key: self.standing(m) for m in made}
+
+
+def pytest_options() -> list[str]:
+    """The pytest options of mutmut's settings: the same tests left out."""
+    settings = configparser.ConfigParser()
+    settings.read(REPO / "setup.cfg")
+    return settings["mutmut"]["pytest_add_cli_args"].split()
 
 
 def _copy_of_head(folder: Path) -> None:
@@ -180,87 +323,163 @@ def _copy_of_head(folder: Path) -> None:
     subprocess.run(["tar", "-x", "-C", str(folder)], input=archive.stdout, check=True)
 
 
-def run(
-    modules: list[Path],
-    tests: list[str],
-    shapes: set[str],
-    keyword: str | None = None,
-    markers: str | None = None,
-    only: set[str] | None = None,
-):
-    results: dict[str, Counter] = {}
-    survivors: list[tuple[Mutant, str]] = []
-    with tempfile.TemporaryDirectory(prefix="vsl-mutants-") as folder:
-        copy = Path(folder)
-        _copy_of_head(copy)
-        environment = dict(os.environ, MUTANT_UNDER_TEST="realistic")
-        command = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider"]
-        command += tests + (["-k", keyword] if keyword else [])
-        command += ["-m", markers] if markers else []
-        for module in modules:
-            relative = (REPO / module).resolve().relative_to(REPO)
-            counts = results.setdefault(str(module), Counter())
-            original = (copy / relative).read_text()
-            for mutant in mutants(copy / relative, shapes, relative):
-                if only and f"{mutant.module}:{mutant.line}" not in only:
-                    continue
-                (copy / mutant.module).write_text(mutant.code)
-                try:
-                    out = subprocess.run(
-                        command, cwd=copy, env=environment, capture_output=True,
-                        text=True, timeout=900,
-                    )  # fmt: skip
-                    killed = out.returncode != 0
-                except subprocess.TimeoutExpired:
-                    killed = True
-                finally:
-                    (copy / mutant.module).write_text(original)
-                counts["killed" if killed else "survived"] += 1
-                if not killed:
-                    line = mutant.code.splitlines()[mutant.line - 1].strip()
-                    survivors.append((mutant, line))
-                print(
-                    f"{mutant.module}:{mutant.line} {mutant.shape}: "
-                    f"{'killed' if killed else 'SURVIVED'}",
-                    flush=True,
-                )
-    print("\n| module | mutants | killed | survived | score |")
-    print("|---|---|---|---|---|")
-    for module, counts in results.items():
-        total = counts["killed"] + counts["survived"]
-        score = f"{100 * counts['killed'] / total:.1f} %" if total else "-"
-        print(
-            f"| {module} | {total} | {counts['killed']} | {counts['survived']} "
-            f"| {score} |"
+def _judge(mutant: Mutant, copy: Path, command: list[str], timeout: float) -> str:
+    target = copy / mutant.module
+    original = target.read_text()
+    target.write_text(mutant.code)
+    environment = dict(os.environ, MUTANT_UNDER_TEST="realistic")
+    try:
+        out = subprocess.run(
+            command, cwd=copy, env=environment, capture_output=True, timeout=timeout
         )
-    for mutant, line in survivors:
-        print(f"survived: {mutant.module}:{mutant.line} {mutant.shape}: {line}")
-    return results, survivors
+        if out.returncode in (4, 5):  # a test not found: stale stats
+            tail = out.stdout.decode(errors="replace")[-2000:]
+            raise RuntimeError(f"pytest could not run the tests:\n{tail}")
+        # 1: a test failed; 2, 3: pytest stopped (the mutant broke an import).
+        return "killed" if out.returncode else "survived"
+    except subprocess.TimeoutExpired:
+        return "timeout"
+    finally:
+        target.write_text(original)
+
+
+def run(args) -> dict[str, Verdicts]:
+    modules = args.modules or default_modules()
+    shapes = set(args.shape or SHAPES)
+    test_map = None if args.tests else TestMap.read(args.stats)
+    base = [sys.executable, "-m", "pytest", "-x", "-q", *pytest_options()]
+    base += ["-k", args.keyword] if args.keyword else []
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True,
+        text=True, check=True,
+    ).stdout.strip()  # fmt: skip
+    kept: dict[str, Verdicts] = {}
+    work: list[tuple[Mutant, list[str]]] = []
+    for module in modules:
+        relative = str((REPO / module).resolve().relative_to(REPO))
+        verdicts = kept[relative] = Verdicts(relative, args.verdicts)
+        for mutant in mutants(REPO / relative, shapes, Path(relative)):
+            standing = verdicts.standing(mutant)
+            named = f"{mutant.module}:{mutant.line}" in (args.only or ())
+            if args.only and not named:
+                continue
+            if standing and not named and not (args.again and standing == "survived"):
+                continue
+            tests = args.tests or test_map.select(mutant)
+            if not tests:
+                verdicts.keep(mutant, "no tests", commit)
+                continue
+            work.append((mutant, tests))
+    print(f"{len(work)} mutants to judge", flush=True)
+    if not work:
+        return kept
+    with tempfile.TemporaryDirectory(prefix="vsl-mutants-") as folder:
+        copies: queue.Queue = queue.Queue()
+        for job in range(args.jobs):
+            copy = Path(folder) / str(job)
+            copy.mkdir()
+            _copy_of_head(copy)
+            copies.put(copy)
+
+        def judge(item):
+            mutant, tests = item
+            copy = copies.get()
+            try:
+                timeout = test_map.budget(tests) if test_map else 900
+                verdict = _judge(mutant, copy, base + tests, timeout)
+            finally:
+                copies.put(copy)
+            kept[mutant.module].keep(mutant, verdict, commit)
+            print(f"{mutant.module}:{mutant.line} {mutant.key}: {verdict}", flush=True)
+
+        with ThreadPoolExecutor(args.jobs) as pool:
+            list(pool.map(judge, work))
+    return kept
+
+
+def default_modules() -> list[str]:
+    """Every module mutmut mutates: the package less its markers and entry."""
+    return [
+        str(path.relative_to(REPO))
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if path.name not in ("__init__.py", "__main__.py")
+    ]
+
+
+def report(modules: list[str], shapes: set[str], folder: Path) -> int:
+    """The table of today's mutants' kept verdicts; 1 while a module is
+    under 90 %, has unjudged mutants or unjudged survivors."""
+    equivalent = json.loads(EQUIVALENT.read_text()) if EQUIVALENT.exists() else {}
+    columns = "mutants killed survived no-tests timeout equivalent score"
+    print("| module | " + " | ".join(columns.split()).replace("-", " ") + " |")
+    print("|---|---|---|---|---|---|---|---|")
+    totals: Counter = Counter()
+    survivors = []
+    failing = False
+    for module in modules:
+        relative = str((REPO / module).resolve().relative_to(REPO))
+        made = mutants(REPO / relative, shapes, Path(relative))
+        verdicts = Verdicts(relative, folder).current(made)
+        listed = equivalent.get(relative, {})
+        counts: Counter = Counter()
+        for mutant in made:
+            verdict = verdicts[mutant.key] or "not judged"
+            if verdict in ("survived", "no tests") and mutant.key in listed:
+                verdict = "equivalent"
+            counts[verdict] += 1
+            if verdict in ("survived", "no tests"):
+                survivors.append((mutant, verdict))
+        judged = len(made) - counts["equivalent"] - counts["not judged"]
+        killed = counts["killed"] + counts["timeout"]
+        score = f"{100 * killed / judged:.1f} %" if judged else "-"
+        failing |= bool(counts["not judged"]) or (judged and killed < 0.9 * judged)
+        totals.update(counts)
+        totals["mutants"] += len(made)
+        print(
+            f"| {relative} | {len(made)} | {counts['killed']} | "
+            f"{counts['survived']} | {counts['no tests']} | {counts['timeout']} | "
+            f"{counts['equivalent']} | {score} |"
+            + (f" {counts['not judged']} not judged" if counts["not judged"] else "")
+        )
+    judged = totals["mutants"] - totals["equivalent"] - totals["not judged"]
+    killed = totals["killed"] + totals["timeout"]
+    score = f"{100 * killed / judged:.1f} %" if judged else "-"
+    print(
+        f"| all | {totals['mutants']} | {totals['killed']} | {totals['survived']} | "
+        f"{totals['no tests']} | {totals['timeout']} | {totals['equivalent']} | "
+        f"{score} |"
+    )
+    for mutant, verdict in survivors:
+        print(f"{verdict}: {mutant.module}:{mutant.line} {mutant.key}")
+    return 1 if failing else 0
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("modules", nargs="+", type=Path)
-    parser.add_argument("--tests", action="append", required=True)
+    parser.add_argument("modules", nargs="*", help="default: the whole package")
+    parser.add_argument("--tests", action="append", help="these tests for every mutant")
+    parser.add_argument("--stats", type=Path, default=STATS)
+    parser.add_argument("--verdicts", type=Path, default=VERDICTS)
     parser.add_argument("--shape", action="append", choices=SHAPES)
     parser.add_argument("-k", dest="keyword", help="pytest's -k")
-    parser.add_argument("-m", dest="markers", help="pytest's -m")
+    parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument(
+        "--again", action="store_true", help="judge the survivors again"
+    )
     parser.add_argument(
         "--only",
         action="append",
         metavar="PATH:LINE",
-        help="only the mutants on these lines (a survivor, again)",
+        help="only the mutants on these lines, judged again",
+    )
+    parser.add_argument(
+        "--report", action="store_true", help="print the kept verdicts only"
     )
     args = parser.parse_args(argv)
-    run(
-        args.modules,
-        args.tests,
-        set(args.shape or SHAPES),
-        args.keyword,
-        args.markers,
-        set(args.only or ()),
-    )
-    return 0
+    if not args.report:
+        run(args)
+    modules = args.modules or default_modules()
+    return report(modules, set(args.shape or SHAPES), args.verdicts)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,186 @@
+"""scripts/realistic_mutants.py: the mutants it plants, the tests it picks
+for each from mutmut's map, the verdicts it keeps and the table it
+prints."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+import realistic_mutants as rm  # noqa: E402
+
+MODULE = """\
+import os
+
+KINDS = ("a", "b")
+
+
+def outer(x, y):
+    def inner():
+        return x and y
+
+    return inner() or all(x)
+
+
+class Box:
+    @staticmethod
+    def within(path, root):
+        if not path:
+            return False
+        return path.startswith(root + os.sep) and len(path) <= 9
+"""
+
+
+@pytest.fixture
+def module(tmp_path):
+    path = tmp_path / "pkg" / "mod.py"
+    path.parent.mkdir()
+    path.write_text(MODULE)
+    return path
+
+
+def _made(path):
+    return rm.mutants(path, set(rm.SHAPES), Path("pkg/mod.py"))
+
+
+def test_every_shape_is_planted_with_its_function_and_a_key_of_its_code(module):
+    made = _made(module)
+    assert [(m.line, m.function, m.key) for m in made] == [
+        (3, None, 'drop-element: ("a", "b") -> ("b",)'),
+        (3, None, 'drop-element: ("a", "b") -> ("a",)'),
+        (8, "x_outer", "drop-operand: x and y -> x"),
+        (8, "x_outer", "drop-operand: x and y -> y"),
+        (10, "x_outer", "drop-operand: inner() or all(x) -> inner()"),
+        (10, "x_outer", "drop-operand: inner() or all(x) -> all(x)"),
+        (10, "x_outer", "all-any: all(x) -> any(x)"),
+        (16, "xǁBoxǁwithin", "drop-guard: if not path: return False -> "),
+        (
+            18,
+            "xǁBoxǁwithin",
+            "drop-operand: path.startswith(root + os.sep) and len(path) <= 9"
+            " -> path.startswith(root + os.sep)",
+        ),
+        (
+            18,
+            "xǁBoxǁwithin",
+            "drop-operand: path.startswith(root + os.sep) and len(path) <= 9"
+            " -> len(path) <= 9",
+        ),
+        (18, "xǁBoxǁwithin", "drop-separator: root + os.sep -> root"),
+        (18, "xǁBoxǁwithin", "edge: len(path) <= 9 -> len(path) < 9"),
+    ]
+    # Each is the module with that one change, and compiles.
+    dropped = made[10].code
+    assert dropped == MODULE.replace("root + os.sep", "root")
+    for mutant in made:
+        compile(mutant.code, "mod.py", "exec")
+
+
+def test_a_verdict_stands_while_its_function_is_unchanged(module, tmp_path):
+    kept = rm.Verdicts("pkg/mod.py", tmp_path / "verdicts")
+    made = _made(module)
+    for mutant in made:
+        kept.keep(mutant, "killed", "abc1234")
+    saved = tmp_path / "verdicts" / "pkg.mod.json"
+    again = rm.Verdicts("pkg/mod.py", tmp_path / "verdicts")
+    assert json.loads(saved.read_text()) == again.data
+    # An edit of `within` alone: `outer`'s verdicts stand, `within`'s and
+    # the module-level ones (the module changed) do not.
+    module.write_text(MODULE.replace("<= 9", "<= 10"))
+    standing = {m.key: again.standing(m) for m in _made(module)}
+    assert standing == {
+        'drop-element: ("a", "b") -> ("b",)': None,
+        'drop-element: ("a", "b") -> ("a",)': None,
+        "drop-operand: x and y -> x": "killed",
+        "drop-operand: x and y -> y": "killed",
+        "drop-operand: inner() or all(x) -> inner()": "killed",
+        "drop-operand: inner() or all(x) -> all(x)": "killed",
+        "all-any: all(x) -> any(x)": "killed",
+        "drop-guard: if not path: return False -> ": None,
+        "drop-operand: path.startswith(root + os.sep) and len(path) <= 10"
+        " -> path.startswith(root + os.sep)": None,
+        "drop-operand: path.startswith(root + os.sep) and len(path) <= 10"
+        " -> len(path) <= 10": None,
+        "drop-separator: root + os.sep -> root": None,
+        "edge: len(path) <= 10 -> len(path) < 10": None,
+    }
+
+
+def test_a_mutants_tests_are_its_functions_fastest_first():
+    stats = {
+        "tests_by_mangled_function_name": {
+            "pkg.mod.x_outer": ["t::slow", "t::fast"],
+            "pkg.mod.xǁBoxǁwithin": ["t::box"],
+            "pkg.mod_other.x_outer": ["t::elsewhere"],
+        },
+        "duration_by_test": {"t::slow": 2.0, "t::fast": 0.1, "t::box": 1.0},
+    }
+    test_map = rm.TestMap(stats)
+
+    def mutant(function):
+        return rm.Mutant("pkg/mod.py", 1, "edge", "k", function, "sha", "")
+
+    assert test_map.select(mutant("x_outer")) == ["t::fast", "t::slow"]
+    assert test_map.select(mutant("x_unknown")) == []
+    # Outside every function: every function's tests of that module alone.
+    assert test_map.select(mutant(None)) == ["t::fast", "t::box", "t::slow"]
+    assert test_map.budget(["t::fast", "t::slow"]) == 60 + 10 * 2.1
+
+
+def test_a_mutant_the_tests_notice_is_killed_one_they_miss_survives(tmp_path):
+    (tmp_path / "mod.py").write_text("def small(n):\n    return n <= 3\n")
+    (tmp_path / "test_mod.py").write_text(
+        "from mod import small\n\n\ndef test_small():\n    assert small(3)\n"
+    )
+    command = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider"]
+
+    def judge(code, tests):
+        mutant = rm.Mutant("mod.py", 2, "edge", "k", "x_small", "sha", code)
+        return rm._judge(mutant, tmp_path, command + tests, timeout=120)
+
+    edge = "def small(n):\n    return n < 3\n"
+    assert judge(edge, ["test_mod.py::test_small"]) == "killed"
+    looser = "def small(n):\n    return n <= 4\n"
+    assert judge(looser, ["test_mod.py::test_small"]) == "survived"
+    # The module is as it was after each.
+    assert (tmp_path / "mod.py").read_text() == "def small(n):\n    return n <= 3\n"
+    with pytest.raises(RuntimeError, match="could not run the tests"):
+        judge(edge, ["test_mod.py::test_gone"])
+
+
+def test_the_report_scores_judged_mutants_less_the_equivalent_ones(
+    module, tmp_path, monkeypatch, capsys
+):
+    monkeypatch.setattr(rm, "REPO", tmp_path)
+    folder = tmp_path / "verdicts"
+    kept = rm.Verdicts("pkg/mod.py", folder)
+    made = _made(module)
+    for mutant in made[:10]:
+        kept.keep(mutant, "killed", "abc1234")
+    kept.keep(made[10], "survived", "abc1234")
+    kept.keep(made[11], "timeout", "abc1234")
+    monkeypatch.setattr(rm, "EQUIVALENT", tmp_path / "equivalent.json")
+    assert rm.report(["pkg/mod.py"], set(rm.SHAPES), folder) == 0
+    out = capsys.readouterr().out
+    assert "| pkg/mod.py | 12 | 10 | 1 | 0 | 1 | 0 | 91.7 % |" in out
+    assert "survived: pkg/mod.py:18 drop-separator: root + os.sep -> root" in out
+    (tmp_path / "equivalent.json").write_text(
+        json.dumps({"pkg/mod.py": {made[10].key: "the same files either way"}})
+    )
+    assert rm.report(["pkg/mod.py"], set(rm.SHAPES), folder) == 0
+    out = capsys.readouterr().out
+    assert "| pkg/mod.py | 12 | 10 | 0 | 0 | 1 | 1 | 100.0 % |" in out
+    assert "survived:" not in out
+    # Under 90 %, or a mutant not judged: exit 1.
+    kept.keep(made[0], "survived", "abc1234")
+    kept.keep(made[1], "survived", "abc1234")
+    assert rm.report(["pkg/mod.py"], set(rm.SHAPES), folder) == 1
+    capsys.readouterr()
+    # `outer` edited: its five mutants and the module's own two are new.
+    module.write_text(MODULE.replace("x and y", "y and x"))
+    assert rm.report(["pkg/mod.py"], set(rm.SHAPES), folder) == 1
+    assert "| 100.0 % | 7 not judged" in capsys.readouterr().out
