@@ -674,3 +674,76 @@ def test_nixl_site_is_the_is_mla_region_assignment_and_no_other_name():
     assert outcome.status == "applied"
     assert other in outcome.text
     assert site not in outcome.text
+
+
+WORKER_WITH_TWO_CHECKS = """\
+from vllm.v1.kv_cache_interface import FullAttentionSpec, MLAAttentionSpec
+
+
+class NixlWorker:
+    def register_kv_caches(self, kv_caches):
+        for layer_name in kv_caches:
+            layer_spec = self.layer_specs[layer_name]
+            if self.use_host_buffer:
+                is_mla_region = FIRST
+            else:
+                is_mla_region = SECOND
+            self.region_is_mla.append(is_mla_region)
+"""
+IMPORTS = (
+    "import FullAttentionSpec, MLAAttentionSpec\n",
+    "import (\n    FullAttentionSpec,\n    MLAAttentionSpec,\n"
+    "    SlidingWindowMLASpec,\n)\n",
+)
+FULL = "isinstance(layer_spec, FullAttentionSpec)"
+MLA = "isinstance(layer_spec, MLAAttentionSpec)"
+BY_HAND = "isinstance(layer_spec, (MLAAttentionSpec, SlidingWindowMLASpec))"
+# The fix, laid out by ruff at vLLM's 88 columns.
+FIXED_CHECK = (
+    "isinstance(\n"
+    "                    layer_spec, (MLAAttentionSpec, SlidingWindowMLASpec)\n"
+    "                )"
+)
+
+
+@pytest.mark.parametrize(
+    "first, second, fixed_first, fixed_second",
+    [
+        # The check is in the second branch: found there.
+        (FULL, MLA, FULL, FIXED_CHECK),
+        # In both branches: both fixed, or one branch keeps the bug.
+        (MLA, MLA, FIXED_CHECK, FIXED_CHECK),
+    ],
+)
+def test_nixl_codemod_fixes_every_branchs_check_that_leaves_the_companion_out(
+    first, second, fixed_first, fixed_second
+):
+    from vllm_spec_lint.faces.codemods import nixl_mla_region
+
+    text = WORKER_WITH_TWO_CHECKS.replace("FIRST", first).replace("SECOND", second)
+    outcome = nixl_mla_region(text, None)
+    assert outcome.status == "applied"
+    expected = (
+        WORKER_WITH_TWO_CHECKS.replace(*IMPORTS)
+        .replace("FIRST", fixed_first)
+        .replace("SECOND", fixed_second)
+    )
+    assert outcome.text == expected
+
+
+def test_nixl_codemod_is_already_applied_only_when_every_branch_is():
+    from vllm_spec_lint.faces.codemods import nixl_mla_region
+
+    text = (
+        WORKER_WITH_TWO_CHECKS.replace(*IMPORTS)
+        .replace("FIRST", BY_HAND)
+        .replace("SECOND", BY_HAND)
+    )
+    assert nixl_mla_region(text, None).status == "already applied"
+    other = WORKER_WITH_TWO_CHECKS.replace("FIRST", FULL).replace("SECOND", FULL)
+    outcome = nixl_mla_region(other, None)
+    assert (outcome.status, outcome.text, outcome.detail) == (
+        "not found",
+        other,
+        "the check is not reported as fixable",
+    )

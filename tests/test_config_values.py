@@ -114,6 +114,17 @@ CODES = "VSL001, VSL002, VSL003, VSL004, VSL005, VSL006, VSL007, VSL008, VSL900"
             "exclude = [1]",
             "invalid value for 'exclude': expected a list of strings",
         ),
+        # One element that is not a string is enough to refuse the list.
+        (
+            "pyproject.toml",
+            'exclude = ["docs", 1]',
+            "invalid value for 'exclude': expected a list of strings",
+        ),
+        (
+            "pyproject.toml",
+            'families = [{ module = "a", members = ["A", 2] }]',
+            "invalid value for 'families[0].members': expected a list of strings",
+        ),
         (
             "setup.cfg",
             "strict = on",

@@ -133,6 +133,7 @@ def test_the_yapf_fix_is_stable_under_yapf(project):
         ({"pyproject.toml": "[tool.ruff]\nline-length = 100\n"}, "ruff"),
         ({"pyproject.toml": "[tool.ruff.lint]\nselect = ['E']\n"}, "ruff"),
         ({"ruff.toml": "line-length = 100\n"}, "ruff"),
+        ({".ruff.toml": "line-length = 100\n"}, "ruff"),
         # The hook that formats wins over a lint-only ruff section.
         (
             {
@@ -178,9 +179,16 @@ def test_the_yapf_fix_is_stable_under_yapf(project):
     ],
 )
 def test_auto_picks_the_projects_formatter(tmp_path, files, expected):
+    # Above the project, a configuration of another formatter: the project's
+    # own must be what decides, not the default or the search going on up.
+    if files:
+        other = "[tool.yapf]\n" if expected == "black" else "[tool.black]\n"
+        (tmp_path / "pyproject.toml").write_text(other)
+    project = tmp_path / "project"
+    project.mkdir()
     for name, text in files.items():
-        (tmp_path / name).write_text(text)
-    package = tmp_path / "pkg"
+        (project / name).write_text(text)
+    package = project / "pkg"
     package.mkdir()
     assert detect(package / "module.py") == expected
 

@@ -83,16 +83,17 @@ class NixlOutcome:
 
 
 class MlaRegionLocator(cst.CSTVisitor):
-    """Finds ``is_mla_region = isinstance(layer_spec, ...)`` inside
-    ``register_kv_caches``, and where its class expression starts."""
+    """Finds each ``is_mla_region = isinstance(layer_spec, ...)`` inside
+    ``register_kv_caches`` (one per branch when the value depends on one),
+    and where its class expression starts."""
 
     METADATA_DEPENDENCIES = (PositionProvider,)
 
     def __init__(self) -> None:
         super().__init__()
         self._inside = 0
-        self.check: cst.Call | None = None
-        self.classinfo_position: tuple[int, int] | None = None
+        self.checks: list[cst.Call] = []
+        self.classinfo_positions: list[tuple[int, int]] = []
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._inside += node.name.value == "register_kv_caches"
@@ -101,10 +102,10 @@ class MlaRegionLocator(cst.CSTVisitor):
         self._inside -= original_node.name.value == "register_kv_caches"
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        if self._inside and self.check is None and _is_mla_region(node):
-            self.check = node.value
+        if self._inside and _is_mla_region(node):
+            self.checks.append(node.value)
             start = self.get_metadata(PositionProvider, node.value.args[1].value).start
-            self.classinfo_position = (start.line, start.column + 1)
+            self.classinfo_positions.append((start.line, start.column + 1))
 
 
 def _is_mla_region(node: cst.Assign) -> bool:
@@ -126,26 +127,29 @@ def nixl_mla_region(text: str, filename: str | None) -> NixlOutcome:
     """The PR #45831 change on one file's text, and nothing else."""
     locator = MlaRegionLocator()
     MetadataWrapper(cst.parse_module(text)).visit(locator)
-    if locator.check is None:
+    if not locator.checks:
         return NixlOutcome(
             "not found",
             text,
             "no `is_mla_region = isinstance(layer_spec, ...)` in "
             "register_kv_caches: vLLM may have moved this code",
         )
-    if "SlidingWindowMLASpec" in code_of(locator.check.args[1].value):
+    named = [code_of(check.args[1].value) for check in locator.checks]
+    if all("SlidingWindowMLASpec" in classinfo for classinfo in named):
         return NixlOutcome("already applied", text)
+    # Every such check that leaves the companion out: a branch left as it
+    # was would keep the bug for the layers that take it.
     result = _fix_text(
         text,
         filename,
         select=lambda f: (
-            f.code == "VSL001" and f.location == locator.classinfo_position
+            f.code == "VSL001" and f.location in locator.classinfo_positions
         ),
     )
-    if result.failure or result.text == text:
-        reason = result.failure or "the check is not reported as fixable"
-        return NixlOutcome("not found", text, reason)
-    return NixlOutcome("applied", result.text)
+    if result.failure is None and result.text != text:
+        return NixlOutcome("applied", result.text)
+    reason = result.failure or "the check is not reported as fixable"
+    return NixlOutcome("not found", text, reason)
 
 
 class NixlMlaRegion(CodemodCommand):
