@@ -112,6 +112,19 @@ def test_following_links_through_a_loop_lists_each_folder_once(tmp_path, monkeyp
     assert list(files) == ["pkg/a.py"]
 
 
+def test_a_linked_folder_is_walked_only_when_links_are_followed(tmp_path, monkeypatch):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "a.py").write_text("x = 1\n")
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "shared" / "b.py").write_text("y = 2\n")
+    os.symlink(tmp_path / "shared", tmp_path / "pkg" / "linked")
+    monkeypatch.chdir(tmp_path)
+    config = Config(root=tmp_path)
+    followed = iter_python_files([Path("pkg")], config, follow_links=True)
+    assert sorted(followed) == ["pkg/a.py", "pkg/linked/b.py"]
+    assert list(iter_python_files([Path("pkg")], config)) == ["pkg/a.py"]
+
+
 def test_a_files_module_name_comes_from_the_packages_above_it(tmp_path):
     package = tmp_path / "vllm" / "v1"
     package.mkdir(parents=True)

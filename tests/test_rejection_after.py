@@ -237,3 +237,25 @@ def test_the_reason_names_every_companion_the_rejection_keeps_out():
         "raise: line 14 rejects what the check lets through, SlidingWindowMLASpec, "
         "ChunkedMLASpec included, loudly"
     )
+
+
+def test_a_rejection_that_keeps_out_one_of_two_companions_leaves_the_check_reported():
+    """Three members: the rejection admits SlidingWindowMLASpec (through
+    its parent), so what the check lets through is not rejected for every
+    companion it leaves out, and it stays reported."""
+    family = THREE_MEMBER_MLA
+    admits_windowed = (
+        "    if not all(\n"
+        "        isinstance(spec, (MLAAttentionSpec, SlidingWindowSpec))\n"
+        "        for spec in specs.values()\n"
+        "    ):\n"
+        "        raise ValueError('MLA or windowed only')\n"
+    )
+    source = (
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowSpec\n"
+        "\n\ndef partition(specs, other):\n" + DSV4_GUARD + admits_windowed
+    )
+    analysis = analyze_source(source, "layout.py", Config(families=(family,)))
+    [check] = analysis.findings
+    assert (check.code, check.location) == ("VSL001", (6, 26))
+    assert check.message.endswith("leaves out SlidingWindowMLASpec, ChunkedMLASpec")

@@ -989,3 +989,22 @@ def test_a_parent_in_a_module_constant_beside_an_anchor_check_adds_no_finding():
         """
     assert findings(source) == [("VSL001", 13, 29)]
     assert findings(source, config=Config(strict=True)) == [("VSL001", 13, 29)]
+
+
+def test_a_parent_in_a_constant_in_the_anchor_checks_own_function_adds_no_finding():
+    """The same, with both tests in one function (which the analysis keeps
+    whole for the anchor's check): still no VSL007 at the constant, even in
+    strict mode, which lists the anchor's check as narrowed."""
+    source = """\
+        from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowSpec
+
+        WINDOWED = (SlidingWindowSpec,)
+
+
+        def describe(spec):
+            if isinstance(spec, WINDOWED):
+                return "window"
+            return isinstance(spec, MLAAttentionSpec)
+        """
+    assert findings(source) == []
+    assert findings(source, config=Config(strict=True)) == [("VSL001", 9, 29)]
