@@ -313,7 +313,8 @@ def pytest_options() -> list[str]:
     """The pytest options of mutmut's settings: the same tests left out."""
     settings = configparser.ConfigParser()
     settings.read(REPO / "setup.cfg")
-    return settings["mutmut"]["pytest_add_cli_args"].split()
+    lines = settings["mutmut"]["pytest_add_cli_args"].splitlines()
+    return [line.strip() for line in lines if line.strip()]  # one per line
 
 
 def _copy_of_head(folder: Path) -> None:
@@ -344,7 +345,6 @@ def _judge(mutant: Mutant, copy: Path, command: list[str], timeout: float) -> st
 
 
 def run(args) -> dict[str, Verdicts]:
-    modules = args.modules or default_modules()
     shapes = set(args.shape or SHAPES)
     test_map = None if args.tests else TestMap.read(args.stats)
     base = [sys.executable, "-m", "pytest", "-x", "-q", *pytest_options()]
@@ -353,26 +353,6 @@ def run(args) -> dict[str, Verdicts]:
         ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True,
         text=True, check=True,
     ).stdout.strip()  # fmt: skip
-    kept: dict[str, Verdicts] = {}
-    work: list[tuple[Mutant, list[str]]] = []
-    for module in modules:
-        relative = str((REPO / module).resolve().relative_to(REPO))
-        verdicts = kept[relative] = Verdicts(relative, args.verdicts)
-        for mutant in mutants(REPO / relative, shapes, Path(relative)):
-            standing = verdicts.standing(mutant)
-            named = f"{mutant.module}:{mutant.line}" in (args.only or ())
-            if args.only and not named:
-                continue
-            if standing and not named and not (args.again and standing == "survived"):
-                continue
-            tests = args.tests or test_map.select(mutant)
-            if not tests:
-                verdicts.keep(mutant, "no tests", commit)
-                continue
-            work.append((mutant, tests))
-    print(f"{len(work)} mutants to judge", flush=True)
-    if not work:
-        return kept
     with tempfile.TemporaryDirectory(prefix="vsl-mutants-") as folder:
         copies: queue.Queue = queue.Queue()
         for job in range(args.jobs):
@@ -380,6 +360,10 @@ def run(args) -> dict[str, Verdicts]:
             copy.mkdir()
             _copy_of_head(copy)
             copies.put(copy)
+        # mutmut's map may name tests renamed since: only today's are run.
+        existing = None if args.tests else _collected(copies.queue[0], base)
+        kept, work = _to_judge(args, shapes, test_map, existing, commit)
+        print(f"{len(work)} mutants to judge", flush=True)
 
         def judge(item):
             mutant, tests = item
@@ -395,6 +379,40 @@ def run(args) -> dict[str, Verdicts]:
         with ThreadPoolExecutor(args.jobs) as pool:
             list(pool.map(judge, work))
     return kept
+
+
+def _collected(copy: Path, base: list[str]) -> set[str]:
+    """The node ids of the tests pytest collects in ``copy``."""
+    out = subprocess.run(
+        [*base, "--collect-only"], cwd=copy, capture_output=True, text=True
+    )
+    return {line for line in out.stdout.splitlines() if "::" in line}
+
+
+def _to_judge(args, shapes, test_map, existing, commit):
+    """Each module's kept verdicts, and the mutants to judge with their
+    tests."""
+    kept: dict[str, Verdicts] = {}
+    work: list[tuple[Mutant, list[str]]] = []
+    again = ("survived", "no tests") if args.again else ()
+    for module in args.modules or default_modules():
+        relative = str((REPO / module).resolve().relative_to(REPO))
+        verdicts = kept[relative] = Verdicts(relative, args.verdicts)
+        for mutant in mutants(REPO / relative, shapes, Path(relative)):
+            standing = verdicts.standing(mutant)
+            named = f"{mutant.module}:{mutant.line}" in (args.only or ())
+            if args.only and not named:
+                continue
+            if standing and not named and standing not in again:
+                continue
+            tests = args.tests or test_map.select(mutant)
+            if existing is not None:
+                tests = [t for t in tests if t in existing]
+            if not tests:
+                verdicts.keep(mutant, "no tests", commit)
+                continue
+            work.append((mutant, tests))
+    return kept, work
 
 
 def default_modules() -> list[str]:

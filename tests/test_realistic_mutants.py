@@ -184,3 +184,10 @@ def test_the_report_scores_judged_mutants_less_the_equivalent_ones(
     module.write_text(MODULE.replace("x and y", "y and x"))
     assert rm.report(["pkg/mod.py"], set(rm.SHAPES), folder) == 1
     assert "| 100.0 % | 7 not judged" in capsys.readouterr().out
+
+
+def test_mutmuts_pytest_options_are_taken_one_per_line():
+    options = rm.pytest_options()
+    # "not release" is one argument of -m, as mutmut passes it.
+    assert options[options.index("-m") + 1] == "not release"
+    assert "--ignore=tests/test_lsp.py" in options
