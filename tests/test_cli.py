@@ -574,3 +574,44 @@ def test_named_pipe_is_vsl900_and_never_blocks(tree):
         "pipe.py"
         not in run_cli("check", "--output-format", "concise", ".", cwd=tree).stdout
     )
+
+
+def test_the_server_over_tcp_listens_on_the_port_given(monkeypatch):
+    from vllm_spec_lint.faces import cli, lsp
+
+    ports = []
+    monkeypatch.setattr(lsp, "serve", ports.append)
+    assert cli.main(["server", "--tcp", "2087"]) == 0
+    assert ports == [2087]
+
+
+def test_a_server_without_pygls_is_a_usage_error_saying_what_to_install(
+    monkeypatch, capsys
+):
+    from vllm_spec_lint import faces
+    from vllm_spec_lint.faces import cli
+
+    # None in sys.modules: importing the module raises ImportError (and the
+    # package must not hand out the module an earlier import left on it).
+    monkeypatch.setitem(sys.modules, "vllm_spec_lint.faces.lsp", None)
+    monkeypatch.delattr(faces, "lsp", raising=False)
+    assert cli.main(["server", "--tcp", "2087"]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith("error: the language server needs pygls (import of ")
+    assert error.endswith("): pip install 'vllm-spec-lint[lsp]'\n")
+
+
+@pytest.mark.parametrize(
+    "written, said",
+    [
+        (0, "interrupted"),
+        (1, "interrupted; 1 file already fixed and written, no other file changed"),
+        (3, "interrupted; 3 files already fixed and written, no other file changed"),
+    ],
+)
+def test_an_interrupted_run_says_how_many_files_it_wrote(written, said):
+    from vllm_spec_lint.edges.runner import RunInterrupted
+    from vllm_spec_lint.faces import cli
+
+    assert cli._interrupted(RunInterrupted(written)) == said
+    assert cli._interrupted(KeyboardInterrupt()) == "interrupted"

@@ -167,3 +167,70 @@ def test_a_first_frame_that_is_not_a_json_object_is_no_message():
     assert lsp_start._read_frame(io.BytesIO(no_length)) == (b"X-Other: 1\r\n\r\n", {})
     cut = b"Content-Length: 10\r\n"
     assert lsp_start._read_frame(io.BytesIO(cut)) == (cut, {})
+
+
+def test_a_frame_is_written_with_the_protocols_header_spelling():
+    stream = io.BytesIO()
+    lsp_start._write_frame(stream, {"id": 1, "result": None})
+    body = b'{"id": 1, "result": null}'
+    assert stream.getvalue() == b"Content-Length: 25\r\n\r\n" + body
+
+
+def test_the_prefixed_stream_gives_what_was_read_first_by_the_size_asked():
+    stream = lsp_start._Prefixed(b"Header: 1\r\n\r\nbody", io.BytesIO(b"rest\nmore"))
+    assert stream.readline() == b"Header: 1\r\n"
+    assert stream.readline() == b"\r\n"
+    assert stream.read(2) == b"bo"
+    assert stream.read(5) == b"dy"
+    assert stream.read(4) == b"rest"
+    assert stream.readline() == b"\n"
+
+
+def _writer(sent, answers=None, key="k"):
+    out = _Output()
+    return out, lsp_start._InitializeWriter(out, 1, sent, answers, key)
+
+
+def test_the_writer_holds_back_only_pygls_answer_to_initialize(tmp_path):
+    from vllm_spec_lint.edges.cache import InitializeAnswers
+
+    answers = InitializeAnswers(tmp_path)
+    out, writer = _writer({"capabilities": {}}, answers)
+    other_answer = _frame({"id": 2, "result": {"capabilities": {}}})
+    not_json = b"Content-Length: 3\r\n\r\nabc"
+    writer.write(other_answer)  # another request's answer: passed on
+    writer.write(not_json)
+    writer.write(_frame({"id": 1, "result": {"capabilities": {}}}))  # held back
+    later = _frame({"id": 1, "result": {"capabilities": {"late": True}}})
+    writer.write(later)  # the answer is held back once: a later id 1 passes
+    assert out.getvalue() == other_answer + not_json + later
+    assert answers.get("k") is None  # the same as the one sent: not rewritten
+
+
+def test_the_key_is_the_same_for_the_same_capabilities_in_any_order():
+    first = {"capabilities": {"general": {"a": 1}, "textDocument": {}}}
+    second = {"capabilities": {"textDocument": {}, "general": {"a": 1}}}
+    assert lsp_start._key_of(first) == lsp_start._key_of(second)
+    other = {"capabilities": {"general": {"a": 2}, "textDocument": {}}}
+    assert lsp_start._key_of(first) != lsp_start._key_of(other)
+
+
+def test_the_key_changes_with_pygls_or_lsprotocols_version(monkeypatch):
+    from importlib import metadata
+
+    params = {"capabilities": {}}
+    before = lsp_start._key_of(params)
+    real = metadata.version
+    keys = {before}
+    for package in ("pygls", "lsprotocol"):
+        with monkeypatch.context() as patched:
+            patched.setattr(
+                metadata,
+                "version",
+                lambda name, package=package: (
+                    "0.0.1" if name == package else real(name)
+                ),
+            )
+            keys.add(lsp_start._key_of(params))
+    assert len(keys) == 3
+    assert lsp_start._key_of(params) == before

@@ -4,6 +4,8 @@ about, in every corpus file and example."""
 
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider, QualifiedNameProvider
@@ -174,6 +176,12 @@ def _assert_same_positions(text: str) -> None:
             found = StatementPositions(module, parent_map(module), text)
             for node in nodes:
                 assert found[node] == expected[node], module.code_for_node(node)
+            # The rows of the top-level statements given, as the slicer gives
+            # them: CPython's parser is run only for what lies below them.
+            rows = [statement.lineno for statement in ast.parse(text).body]
+            given = StatementPositions(module, parent_map(module), text, rows)
+            for node in nodes:
+                assert given[node] == expected[node], module.code_for_node(node)
 
 
 @pytest.mark.release
@@ -208,3 +216,11 @@ def _assert_source_order(module: cst.Module) -> None:
         if isinstance(n, cst.BaseExpression) and n in where
     ]
     assert starts == sorted(starts, key=lambda p: (p.line, p.column))
+
+
+def test_a_statement_outside_the_body_asked_is_an_error_not_a_wrong_row():
+    module = cst.parse_module("a = 1; b = 2\nc = 3\n")
+    other = cst.parse_module("c = 3\n").body[0]
+    assert positions._ast_index(module.body, module.body[1]) == 2  # a; b: two
+    with pytest.raises(LookupError, match="^not a statement of this body$"):
+        positions._ast_index(module.body, other)
