@@ -675,3 +675,60 @@ def test_declarations_keep_the_files_line_endings_and_say_what_they_added():
     # A second run adds nothing.
     again = declare_property(new, {"Root": False, "Anchor": True}, "uses_a_layout", [])
     assert again == (new, [])
+
+
+@pytest.mark.parametrize(
+    "body, location, message",
+    [
+        (
+            "def f(x):\n"
+            "    return type(x) in (MLAAttentionSpec, SlidingWindowMLASpec, MambaSpec)\n",
+            (6, 24),
+            "exact type comparison with MLAAttentionSpec, SlidingWindowMLASpec: ask "
+            "`uses_mla_layout` (no fix: other classes are compared exactly too: "
+            "rewrite it by hand)",
+        ),
+        (
+            "def f(make):\n"
+            "    return isinstance(make(), (MLAAttentionSpec, SlidingWindowMLASpec))\n",
+            (6, 12),
+            "isinstance() lists MLAAttentionSpec, SlidingWindowMLASpec: ask "
+            "`uses_mla_layout` (no fix: the tested value is computed, and the "
+            "rewrite would read it twice: rewrite it by hand)",
+        ),
+        (
+            "isinstance = print\n\n\ndef f(x):\n    return type(x) is MLAAttentionSpec\n",
+            (9, 23),
+            "exact type comparison with MLAAttentionSpec leaves out "
+            "SlidingWindowMLASpec: ask `uses_mla_layout` (no fix: isinstance is "
+            "rebound here)",
+        ),
+        (
+            "KVCacheSpec = None\n\n\n"
+            "def f(x):\n"
+            "    return isinstance(x, (MLAAttentionSpec, SlidingWindowMLASpec))\n",
+            (9, 12),
+            "isinstance() lists MLAAttentionSpec, SlidingWindowMLASpec: ask "
+            "`uses_mla_layout` (no fix: KVCacheSpec cannot be named here)",
+        ),
+    ],
+    ids=["exact-with-others", "computed", "isinstance-rebound", "root-unnamed"],
+)
+def test_a_test_the_rewrite_cannot_take_says_why_and_has_no_fix(
+    body, location, message
+):
+    from vllm_spec_lint.core.analysis import analyze_source
+
+    source = (
+        "from vllm.v1.kv_cache_interface import (\n"
+        "    MambaSpec, MLAAttentionSpec, SlidingWindowMLASpec\n)\n\n" + body
+    )
+    analysis = analyze_source(
+        source, "x.py", Config(), _hierarchy(CLASSES), module_name="vllm.other"
+    )
+    [finding] = [f for f in analysis.findings if f.code == "VSL008"]
+    assert (finding.location, finding.message, finding.fix) == (
+        location,
+        message,
+        None,
+    )
