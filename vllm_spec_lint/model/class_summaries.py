@@ -96,9 +96,9 @@ def summarize(source: bytes, module: str, is_package: bool) -> ModuleSummary:
     lines = source.splitlines()
     for statement in tree.body:
         if isinstance(statement, ast.ClassDef):
-            # Only a class that spells the attribute (or setattr) can assign it.
+            # Only a class that spells the attribute (or setattr/delattr) can change it.
             text = b"\n".join(lines[statement.lineno - 1 : statement.end_lineno])
-            may_rebind = OWN_SPEC.encode() in text or b"setattr" in text
+            may_rebind = OWN_SPEC.encode() in text or b"attr(" in text
             info = _class_summary(statement, summary, imports, may_rebind)
             summary.classes[info.qualname] = info
     _Uses(summary).visit_body(tree.body, top=True)
@@ -194,6 +194,8 @@ class _Uses:
         elif isinstance(node, ast.Return) and node.value is not None:
             how = RETURNED + method if method in _METHODS else OTHER
             self.returned(node.value, how)
+        elif _assigns_all(node):
+            pass  # __all__'s strings name what the module exports
         elif isinstance(node, ast.AnnAssign):
             self.expr(node.annotation, ANNOTATION)
             for part in (node.target, node.value):
@@ -201,8 +203,6 @@ class _Uses:
                     self.expr(part, OTHER)
         elif top and self.table(node):
             pass
-        elif _assigns_all(node):
-            pass  # __all__'s strings name what the module exports
         else:
             for _, value in ast.iter_fields(node):
                 self.child(value, method)
@@ -407,14 +407,13 @@ def _methods(node: ast.ClassDef):
 def _own_statements(function) -> list[ast.AST]:
     """The nodes of ``function``'s own body, not of functions, lambdas or
     classes defined in it."""
-    found, todo = [], list(function.body)
+    inner = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+    found, todo = [], [node for node in function.body if not isinstance(node, inner)]
     while todo:
         node = todo.pop()
         found.append(node)
         for child in ast.iter_child_nodes(node):
-            if not isinstance(
-                child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
-            ):
+            if not isinstance(child, inner):
                 todo.append(child)
     return found
 

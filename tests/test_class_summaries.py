@@ -1,0 +1,371 @@
+"""model/class_summaries.py: what one file says about its classes, imports,
+tables and uses of names, read with ``ast`` (the pairing's verdicts on
+whole trees are in tests/test_pairing.py)."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from vllm_spec_lint.model.class_summaries import (
+    SAME,
+    SUPER,
+    summarize,
+)
+
+pytestmark = pytest.mark.fast
+
+
+def _summary(source: str, module: str = "pkg.sub.mod", is_package: bool = False):
+    return summarize(textwrap.dedent(source).encode(), module, is_package)
+
+
+# -- imports -----------------------------------------------------------------------
+
+
+def test_imports_bind_qualified_names_relative_to_the_package():
+    summary = _summary(
+        """\
+        import os.path
+        import numpy as np
+        import a.b as ab
+        from . import sibling
+        from .x import B
+        from ..y import C as D
+        from abs.mod import F
+        from star import *
+        """
+    )
+    assert summary.aliases == {
+        "pkg.sub.mod.os": "os",
+        "pkg.sub.mod.np": "numpy",
+        "pkg.sub.mod.ab": "a.b",
+        "pkg.sub.mod.sibling": "pkg.sub.sibling",
+        "pkg.sub.mod.B": "pkg.sub.x.B",
+        "pkg.sub.mod.D": "pkg.y.C",
+        "pkg.sub.mod.F": "abs.mod.F",
+    }
+
+
+def test_a_packages_init_imports_relative_to_itself():
+    summary = _summary("from .x import B\nfrom .. import top\n", "pkg.sub", True)
+    assert summary.aliases == {"pkg.sub.B": "pkg.sub.x.B", "pkg.sub.top": "pkg.top"}
+
+
+# -- tables ------------------------------------------------------------------------
+
+
+def test_tables_are_module_level_tuples_and_frozensets_of_names():
+    summary = _summary(
+        """\
+        T = frozenset({A, B})
+        U = (A, B)
+        V = tuple([A])
+        W = frozenset()
+        X = [A, B]
+        Y = (A, "b")
+        Z = ()
+        R, S = (A, B)
+        Q = set({A})
+        P = frozenset(A, B)
+        K = frozenset({A}, **extra)
+
+
+        def f():
+            L = (A, B)
+        """
+    )
+    assert summary.tables == {
+        "pkg.sub.mod.T": ("A", "B"),
+        "pkg.sub.mod.U": ("A", "B"),
+        "pkg.sub.mod.V": ("A",),
+    }
+    assert summary.uses("A") >= {"in table pkg.sub.mod.T", "in table pkg.sub.mod.V"}
+    assert "in table pkg.sub.mod.X" not in summary.uses("A")
+
+
+# -- classes -----------------------------------------------------------------------
+
+
+def test_a_class_summary_has_its_resolved_bases_and_pairing_returns():
+    summary = _summary(
+        """\
+        from vllm.attention import Backend, Builder as ImportedBuilder
+        from vllm.spec import MLAAttentionSpec
+
+
+        class Local:
+            pass
+
+
+        class MyBackend(Backend, Generic[T], Local, object, Unknown):
+            @staticmethod
+            def get_builder_cls():
+                return ImportedBuilder
+
+            def get_attn_backend(self):
+                return MyBackend if FLAG else Local
+
+            def get_kv_cache_spec(self, config):
+                return MLAAttentionSpec(block_size=16)
+
+            def customize_spec(self, spec):
+                return spec
+
+            def other(self):
+                return Local
+        """
+    )
+    info = summary.classes["pkg.sub.mod.MyBackend"]
+    assert info.bases == (
+        "vllm.attention.Backend",
+        "?Generic",
+        "pkg.sub.mod.Local",
+        "builtins.object",
+        "?Unknown",
+    )
+    assert info.returns == {
+        "get_builder_cls": ("vllm.attention.Builder",),
+        "get_attn_backend": ("pkg.sub.mod.MyBackend", "pkg.sub.mod.Local"),
+        "get_kv_cache_spec": ("vllm.spec.MLAAttentionSpec",),
+        "customize_spec": (SAME,),
+    }
+    assert (info.rebinds_own_spec, info.passes_other_spec) == (False, False)
+    assert summary.defined == {"Local", "MyBackend"}
+
+
+@pytest.mark.parametrize(
+    "body, returns",
+    [
+        ("return super().customize_spec(spec)", (SUPER,)),
+        ("return dataclasses.replace(spec, block_size=1)", (SAME,)),
+        ("return copy.deepcopy(spec)", (SAME,)),
+        ("return copy.copy(Made())", ("pkg.sub.mod.Made",)),
+        ("return None", ()),
+        ("if spec:\n    return\nreturn spec", (SAME,)),
+        ("made = Made()\nreturn made", ("pkg.sub.mod.Made",)),
+        ("made = Made()\nmade = spec\nreturn made", None),  # two bindings
+        ("made, other = Made(), 1\nreturn made", None),  # not a plain binding
+        ("for made in specs:\n    pass\nreturn made", None),
+        ("with open() as made:\n    pass\nreturn made", None),
+        ("made += 1\nreturn made", None),
+        ("return (made := Made())", None),
+        ("return len(spec)", None),  # a builtin makes no spec
+        ("return factory()", None),  # unknown name
+        ("return spec.copy()", None),
+        ("return Made() if spec else spec", ("pkg.sub.mod.Made", SAME)),
+        ("return Made() if spec else factory()", None),
+        ("yield spec", None),
+        ("def inner():\n    yield 1\nreturn spec", (SAME,)),  # not its own yield
+        ("from elsewhere import Other\nreturn Other()", ("elsewhere.Other",)),
+        ("import elsewhere\nreturn elsewhere.Other()", ("elsewhere.Other",)),
+        ("return Made(); return spec", ("pkg.sub.mod.Made", SAME)),
+    ],
+)
+def test_what_customize_spec_can_return(body, returns):
+    source = (
+        "import copy\nimport dataclasses\n\n\nclass Made:\n    pass\n\n\n"
+        "class Backend:\n    def customize_spec(self, spec):\n"
+        + textwrap.indent(body, "        ")
+        + "\n"
+    )
+    summary = summarize(source.encode(), "pkg.sub.mod", False)
+    found = summary.classes["pkg.sub.mod.Backend"].returns["customize_spec"]
+    # What it can return, in no promised order.
+    assert (None if found is None else sorted(found)) == (
+        None if returns is None else sorted(returns)
+    )
+
+
+@pytest.mark.parametrize(
+    "body, returns",
+    [
+        ("return Builder", ("pkg.sub.mod.Builder",)),
+        ("return builders.Builder", ("pkg.sub.builders.Builder",)),
+        ("return Builder()", None),  # an instance, not a class
+        ("cls = Builder\nreturn cls", ("pkg.sub.mod.Builder",)),
+        ("from .builders import Builder as B\nreturn B", ("pkg.sub.builders.Builder",)),
+        ("return pick()", None),
+        ("return self.builder", None),
+    ],
+)
+def test_what_get_builder_cls_can_return(body, returns):
+    source = (
+        "from . import builders\n\n\nclass Builder:\n    pass\n\n\n"
+        "class Backend:\n    @staticmethod\n    def get_builder_cls():\n"
+        + textwrap.indent(body, "        ")
+        + "\n"
+    )
+    summary = summarize(source.encode(), "pkg.sub.mod", False)
+    assert summary.classes["pkg.sub.mod.Backend"].returns == {
+        "get_builder_cls": returns
+    }
+
+
+@pytest.mark.parametrize(
+    "init, passes_other",
+    [
+        (
+            "def __init__(self, kv_cache_spec):\n    super().__init__(kv_cache_spec)",
+            False,
+        ),
+        ("def __init__(self, kv_cache_spec):\n    super().__init__(spec)", True),
+        (
+            "def __init__(self, kv_cache_spec):\n"
+            "    kv_cache_spec = make()\n    super().__init__(kv_cache_spec)",
+            True,
+        ),
+        ("def __init__(self, *args):\n    super().__init__(*args)", False),
+        ("def __init__(self, *args):\n    super().__init__(*others)", True),
+        (
+            "def __init__(self, *args):\n    args = ()\n    super().__init__(*args)",
+            True,
+        ),
+        ("def __init__(self, **kw):\n    super().__init__(**kw)", False),
+        ("def __init__(self, **kw):\n    super().__init__(**other)", True),
+        (
+            "def __init__(self, kv_cache_spec):\n"
+            "    super().__init__(kv_cache_spec=kv_cache_spec)",
+            False,
+        ),
+        (
+            "def __init__(self, kv_cache_spec):\n"
+            "    super().__init__(kv_cache_spec=other)",
+            True,
+        ),
+        ("def __init__(self, spec):\n    super().__init__(kv_cache_spec=spec)", True),
+        (
+            "def __init__(self, kv_cache_spec):\n    Base.__init__(self, kv_cache_spec)",
+            True,
+        ),
+        ("def __init__(self):\n    super().__init__()", False),
+        ("def __init__(self):\n    super().__init__(layers=3)", False),
+        ("def __init__(self):\n    self.setup()", False),
+        ("def __init__(self):\n    def inner():\n        Base.__init__(1)", False),
+    ],
+)
+def test_whether_init_hands_its_base_another_spec(init, passes_other):
+    source = "class Builder(Base):\n" + textwrap.indent(init, "    ") + "\n"
+    summary = summarize(source.encode(), "m", False)
+    assert summary.classes["m.Builder"].passes_other_spec is passes_other
+
+
+@pytest.mark.parametrize(
+    "body, rebinds",
+    [
+        ("def f(self):\n    self.kv_cache_spec = spec", True),
+        ("def f(self):\n    del self.kv_cache_spec", True),
+        ("def f(self):\n    setattr(self, name, spec)", True),
+        ("def f(self):\n    delattr(self, name)", True),
+        ("def f(self):\n    return self.kv_cache_spec.block_size", False),
+        ("def f(self):\n    self.other = self.kv_cache_spec", False),
+        ("def f(self):\n    obj.setattr(self, name)", False),
+    ],
+)
+def test_whether_a_class_rebinds_its_own_spec(body, rebinds):
+    source = "class Builder(Base):\n" + textwrap.indent(body, "    ") + "\n"
+    summary = summarize(source.encode(), "m", False)
+    assert summary.classes["m.Builder"].rebinds_own_spec is rebinds
+
+
+# -- uses of names -----------------------------------------------------------------
+
+
+def test_every_way_a_module_uses_a_name():
+    summary = _summary(
+        '''\
+        """A module docstring naming pkg.Doc."""
+        import os
+        from pkg import Base as Renamed, Spec, Same as Same
+        from pkg.mod import Other
+
+        __all__ = ["Listed"]
+        __all__: list = ["Annotated"]
+        "pkg.Loose"
+
+
+        @decorate(Deco)
+        class Builder(Renamed, metaclass=Meta):
+            "pkg.InClassDoc"
+            field: Spec = Default
+            NESTED = (Inner,)
+
+            def get_builder_cls(self):
+                return Pick if flag else Other
+
+            def helper(self, x=Fallback):
+                return Helped
+
+            async def get_attn_backend(self):
+                return Awaited
+
+
+        def f(spec: Spec, *args: Star, **kw: Kw) -> Result:
+            if isinstance(spec, (Tested, mod.Dotted)) and issubclass(Sub, Parent):
+                return spec.block_size
+            if type(spec) is Exact or spec == Equal:
+                return "pkg.mod.Importable"
+            if spec in (Member, Member2):
+                return "not a dotted name"
+            if isinstance(spec, *many):
+                return Starred
+            return isinstance(spec, Three, extra)
+
+
+        class Nested(Outer.Attr):
+            def get_builder_cls(self):
+                return Kept
+        '''
+    )
+    expected = {
+        "os": {"import"},
+        "Base": {"other"},  # imported under another name
+        "Spec": {"import", "annotation"},
+        "Same": {"import"},
+        "Other": {"import", "returned by get_builder_cls"},
+        "Deco": {"other"},
+        "decorate": {"other"},
+        "Renamed": {"base"},
+        "Meta": {"other"},
+        "Default": {"other"},
+        "field": {"other"},
+        "NESTED": {"other"},
+        "Inner": {"other"},
+        "Pick": {"returned by get_builder_cls"},
+        "flag": {"other"},
+        "x": set(),
+        "Fallback": {"other"},
+        "Helped": {"other"},
+        "Awaited": {"other"},
+        "Star": {"annotation"},
+        "Kw": {"annotation"},
+        "Result": {"annotation"},
+        "Tested": {"class test"},
+        "Dotted": {"class test"},
+        "mod": {"attribute Dotted"},
+        "Sub": {"other"},
+        "Parent": {"class test"},
+        "Exact": {"class test"},
+        "Equal": {"class test"},
+        "Importable": {"string"},
+        "Member": {"membership"},
+        "Member2": {"membership"},
+        "many": {"other"},
+        "Starred": {"other"},
+        "Three": {"other"},
+        "extra": {"other"},
+        "Outer": {"attribute Attr"},
+        "Attr": {"base"},
+        "Kept": {"returned by get_builder_cls"},
+        "spec": {"other", "class test", "attribute block_size"},
+        "block_size": {"other"},
+        "type": {"other"},  # type(spec): a call, compared
+        "isinstance": {"other"},
+        "issubclass": set(),  # a class test: its name is not a use
+        "list": set(),  # the annotation of __all__, passed over with it
+    }
+    for name, uses in expected.items():
+        assert summary.uses(name) == uses, name
+    for never in ("Listed", "Annotated", "Doc", "Loose", "InClassDoc", "f"):
+        assert summary.uses(never) == set(), never
