@@ -7,6 +7,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -487,7 +488,11 @@ def test_the_codemod_rewrites_the_whole_family_and_keeps_the_rest(tree):
     ):
         assert kept in user
     assert "    SlidingWindowMLASpec,\n" not in user  # its import left unused: gone
-    assert out.stderr.splitlines()[2:] == [
+    interface = tree / "vllm" / "v1" / "kv_cache_interface.py"
+    assert out.stderr.splitlines() == [
+        "2 files checked, 2 changed",
+        f"declared: {interface}: uses_mla_layout on KVCacheSpec (False), "
+        "MLAAttentionSpec (True), SlidingWindowMLASpec (True)",
         "rewritten: 1 test",
         "  VSL008: 1 (names the whole family)",
         "kept: 5 tests",
@@ -513,12 +518,15 @@ def test_with_unsafe_fixes_the_reported_test_is_rewritten_too(tree):
         "        for g in groups\n"
         "    ):\n"
     ) in user
-    assert out.stderr.splitlines()[2:7] == [
+    assert out.stderr.splitlines()[2:] == [
         "rewritten: 4 tests",
         "  VSL001: 1 (leaves a companion out)",
         "  VSL002: 1 (leaves a companion out)",
         "  VSL007: 1 (excludes the companion)",
         "  VSL008: 1 (names the whole family)",
+        "kept: 2 tests",
+        "  VSL001: 1 (assert)",
+        "  VSL001: 1 (noqa)",
     ]
 
 
@@ -731,4 +739,122 @@ def test_a_test_the_rewrite_cannot_take_says_why_and_has_no_fix(
         location,
         message,
         None,
+    )
+
+
+# -- the migration itself (edges/layout_migration.py), without the command line --
+
+MORE = """\
+from vllm.v1.kv_cache_interface import (
+    KVCacheSpec,
+    MLAAttentionSpec,
+    SlidingWindowMLASpec,
+    SlidingWindowSpec,
+)
+
+
+def windowed(groups) -> None:
+    if any(isinstance(g, SlidingWindowSpec) for g in groups):  # noqa: VSL007
+        raise NotImplementedError("no sliding window here")
+
+
+def by_name(spec) -> bool:
+    return type(spec).__name__ == "MLAAttentionSpec"
+
+
+def computed(make) -> bool:
+    return isinstance(make(), (MLAAttentionSpec, SlidingWindowMLASpec))
+
+
+def whole(spec: KVCacheSpec) -> bool:
+    return isinstance(spec, (MLAAttentionSpec, SlidingWindowMLASpec))
+"""
+THIRD = """\
+from vllm.v1.kv_cache_interface import (
+    KVCacheSpec,
+    MLAAttentionSpec,
+    SlidingWindowMLASpec,
+)
+from vllm.v1.kv_cache_interface import MLAAttentionSpec as Latent
+
+
+def whole(spec: KVCacheSpec) -> bool:
+    return isinstance(spec, (MLAAttentionSpec, SlidingWindowMLASpec))
+"""
+
+
+@pytest.mark.parametrize("unsafe", [False, True])
+def test_the_migration_counts_every_site_and_drops_only_imports_left_unused(
+    tmp_path, monkeypatch, unsafe
+):
+    from vllm_spec_lint.edges.config import load_config
+    from vllm_spec_lint.edges.layout_migration import migrate
+
+    folder = tmp_path / "vllm" / "v1"
+    folder.mkdir(parents=True)
+    (folder / "kv_cache_interface.py").write_text(TREE_INTERFACE)
+    (folder / "more.py").write_text(MORE)
+    (folder / "third.py").write_text(THIRD)
+    (tmp_path / "pyproject.toml").write_text("[tool.ruff]\nline-length = 88\n")
+    monkeypatch.chdir(tmp_path)
+    migration = migrate([Path(".")], load_config(Path(".")), unsafe=unsafe)
+    interface = folder / "kv_cache_interface.py"
+    assert migration.declared == [
+        f"{interface}: uses_mla_layout on KVCacheSpec (False), MLAAttentionSpec "
+        "(True), SlidingWindowMLASpec (True)"
+    ]
+    assert (migration.checked, migration.failures, migration.warnings) == (3, [], [])
+    assert migration.rewritten == {("VSL008", "names the whole family"): 2}
+    assert migration.kept == {
+        ("VSL007", "noqa"): 1,
+        ("VSL005", "not a class test the property can answer"): 1,
+        (
+            "VSL008",
+            "the tested value is computed, and the rewrite would read it twice: "
+            "rewrite it by hand",
+        ): 1,
+    }
+    # The declarations first: an interrupted write never leaves a read of an
+    # undeclared property.
+    changed = {path: new.decode() for path, _, new in migration.changed}
+    assert list(changed)[0] == interface
+    assert changed[folder / "more.py"] == MORE.replace(
+        "    return isinstance(spec, (MLAAttentionSpec, SlidingWindowMLASpec))\n",
+        "    return spec.uses_mla_layout\n",
+    ).replace(
+        "def computed(make) -> bool:\n    return spec.uses_mla_layout\n",
+        "def computed(make) -> bool:\n"
+        "    return isinstance(make(), (MLAAttentionSpec, SlidingWindowMLASpec))\n",
+    )
+    # MLAAttentionSpec is named by the other import only: it goes too, and
+    # the import is laid out again by the project's formatter.
+    assert changed[folder / "third.py"] == (
+        "from vllm.v1.kv_cache_interface import KVCacheSpec\n"
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec as Latent\n"
+        "\n\ndef whole(spec: KVCacheSpec) -> bool:\n"
+        "    return spec.uses_mla_layout\n"
+    )
+    # Nothing is written by the migration itself.
+    assert (folder / "third.py").read_text() == THIRD
+
+
+def test_an_import_named_elsewhere_in_the_file_is_kept(tmp_path):
+    from vllm_spec_lint.core.settings import Config
+    from vllm_spec_lint.edges.layout_migration import _without_unused
+
+    before = (
+        "from kv import MLAAttentionSpec, SlidingWindowMLASpec\n\n"
+        '__all__ = ["SlidingWindowMLASpec"]\n\n'
+        "ok = isinstance(x, (MLAAttentionSpec, SlidingWindowMLASpec))\n"
+    )
+    after = before.replace(
+        "isinstance(x, (MLAAttentionSpec, SlidingWindowMLASpec))",
+        "x.uses_mla_layout",
+    )
+    names = {"MLAAttentionSpec", "SlidingWindowMLASpec"}
+    config = Config(fix_formatter="none")
+    assert _without_unused(after, before, names, str(tmp_path / "m.py"), config) == (
+        after.replace(
+            "MLAAttentionSpec, SlidingWindowMLASpec\n", "SlidingWindowMLASpec\n"
+        )
     )

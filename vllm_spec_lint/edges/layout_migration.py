@@ -210,10 +210,7 @@ def _without_unused(
     from libcst.codemod import CodemodContext
     from libcst.codemod.visitors import RemoveImportsVisitor
 
-    def uses(source: str, name: str) -> int:
-        return len(re.findall(rf"\b{name}\b", source))
-
-    gone = [n for n in names if uses(before, n) > 1 and uses(text, n) == 1]
+    gone = [n for n in names if _mentioned(before, n) and not _mentioned(text, n)]
     if not gone:
         return text
     module = cst.parse_module(text)
@@ -227,6 +224,18 @@ def _without_unused(
         return text
     new = RemoveImportsVisitor(CodemodContext(), unused).transform_module(module).code
     return _formatted(new, _changed_ranges(text, new), path, config)
+
+
+def _mentioned(source: str, name: str) -> bool:
+    """Whether ``name`` is written anywhere but in an import statement (a
+    string such as ``__all__``'s counts: the import may be a re-export)."""
+    skipped = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            skipped.update(range(node.lineno - 1, node.end_lineno or node.lineno))
+    lines = source.splitlines(keepends=True)
+    rest = "".join(line for i, line in enumerate(lines) if i not in skipped)
+    return re.search(rf"\b{name}\b", rest) is not None
 
 
 def _changed_ranges(old: str, new: str) -> list[tuple[int, int]]:
