@@ -858,3 +858,120 @@ def test_an_import_named_elsewhere_in_the_file_is_kept(tmp_path):
             "MLAAttentionSpec, SlidingWindowMLASpec\n", "SlidingWindowMLASpec\n"
         )
     )
+
+
+# -- where the tested value is known to be a spec: the unguarded read -----------
+
+KNOWN = "spec.uses_mla_layout"
+GUARDED = "isinstance(spec, KVCacheSpec) and spec.uses_mla_layout"
+WHOLE = "isinstance(spec, (MLAAttentionSpec, SlidingWindowMLASpec))"
+
+
+@pytest.mark.parametrize(
+    "header, loop, form",
+    [
+        ("specs: dict[str, KVCacheSpec]", "for name, spec in specs.items():", KNOWN),
+        ("specs: dict[str, KVCacheSpec]", "for spec in specs.values():", KNOWN),
+        ("specs: list[AttentionSpec]", "for spec in specs:", KNOWN),
+        (
+            "specs: typing.Mapping[str, KVCacheSpec]",
+            "for spec in specs.values():",
+            KNOWN,
+        ),
+        ("specs: tuple[KVCacheSpec, ...]", "for (spec) in specs:", KNOWN),
+        ("specs: tuple[KVCacheSpec, AttentionSpec]", "for spec in specs:", KNOWN),
+        ("specs: tuple[int, KVCacheSpec]", "for spec in specs:", GUARDED),
+        ("specs: tuple[KVCacheSpec, int]", "for spec in specs:", GUARDED),
+        # Iterating a mapping gives its keys; a list has no items.
+        ("specs: dict[KVCacheSpec, int]", "for spec in specs:", GUARDED),
+        ("specs: list[KVCacheSpec]", "for name, spec in specs.items():", GUARDED),
+        ("specs: dict[str, KVCacheSpec]", "for spec, name in specs.items():", GUARDED),
+        ("specs: dict[str, KVCacheSpec]", "for spec in specs.keys():", GUARDED),
+        ("specs: dict[str, KVCacheSpec]", "for a, b, spec in specs.items():", GUARDED),
+        ("specs: dict[str, int]", "for spec in specs.values():", GUARDED),
+        ("specs: dict", "for spec in specs.values():", GUARDED),
+        ("specs", "for spec in specs.values():", GUARDED),
+        ("specs: dict[str, KVCacheSpec]", "for spec in self.specs.values():", GUARDED),
+        ("specs: list[KVCacheSpec]", "for i, spec in enumerate(specs):", GUARDED),
+        ("specs: Other[KVCacheSpec]", "for spec in specs:", GUARDED),
+        ("spec: KVCacheSpec, specs=()", "for other in specs:", KNOWN),
+        ("spec, specs=()", "for other in specs:", GUARDED),
+        ("spec: int, specs=()", "for other in specs:", GUARDED),
+    ],
+)
+def test_a_value_from_an_annotated_spec_collection_is_read_unguarded(
+    header, loop, form
+):
+    function = (
+        f"\n\ndef f(self, {header}):\n    {loop}\n"
+        f"        if {WHOLE}:\n            return 1\n"
+    )
+    source = CLASSES + "\nimport typing\n" + function
+    outcome = fix_source(
+        source, "kv.py", Config(), _hierarchy(CLASSES), module_name=INTERFACE
+    )
+    assert outcome.text == source.replace(WHOLE, form)
+
+
+@pytest.mark.parametrize(
+    "function, form",
+    [
+        # The same name bound twice in the function: not known.
+        (
+            "def f(specs: list[KVCacheSpec]):\n    specs = other()\n"
+            "    for spec in specs:\n        if WHOLE:\n            return 1\n",
+            GUARDED,
+        ),
+        (
+            "def f(specs: list[KVCacheSpec], spec=None):\n    for spec in specs:\n"
+            "        if WHOLE:\n            return 1\n",
+            GUARDED,
+        ),
+        # A loop in a nested function is that function's.
+        (
+            "def f(specs: list[KVCacheSpec]):\n    def g(spec):\n"
+            "        return WHOLE\n    for spec in specs:\n        pass\n",
+            GUARDED,
+        ),
+        # An element of a comprehension, from an inner clause too.
+        (
+            "def f(specs: list[KVCacheSpec]):\n    return any(WHOLE for spec in specs)\n",
+            KNOWN,
+        ),
+        (
+            "def f(groups: list[list[KVCacheSpec]], specs: list[KVCacheSpec]):\n"
+            "    return [WHOLE for group in groups for spec in specs]\n",
+            KNOWN,
+        ),
+        (
+            "def f(groups):\n    return [WHOLE for group in groups for spec in group]\n",
+            GUARDED,
+        ),
+        # An earlier test of the same decision said it is a spec.
+        (
+            "def f(spec):\n    return isinstance(spec, AttentionSpec) and WHOLE\n",
+            KNOWN,
+        ),
+        (
+            "def f(spec):\n    return isinstance(spec, (AttentionSpec, int)) and WHOLE\n",
+            GUARDED,
+        ),
+        (
+            "def f(spec):\n    if not isinstance(spec, AttentionSpec):\n"
+            "        return 0\n    return WHOLE\n",
+            KNOWN,
+        ),
+        (
+            "def f(spec):\n    return isinstance(spec, int) or WHOLE\n",
+            GUARDED,
+        ),
+        # A module-level loop binds no parameter.
+        ("for spec in SPECS:\n    ok = WHOLE\n", GUARDED),
+    ],
+)
+def test_a_value_bound_once_as_a_spec_is_read_unguarded(function, form):
+    source = CLASSES + "\n\n" + function.replace("WHOLE", WHOLE)
+    outcome = fix_source(
+        source, "kv.py", Config(), _hierarchy(CLASSES), module_name=INTERFACE
+    )
+    assert outcome.text == source.replace(WHOLE, form)

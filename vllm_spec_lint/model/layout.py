@@ -212,9 +212,22 @@ def _collection_of_specs(model, collection, kind: str, root: str) -> bool:
             outer_name = outer.value
         if outer_name not in (_MAPPINGS if kind == "mapping" else _SEQUENCES):
             return False
-        last = annotation.slice[-1].slice
-        return isinstance(last, cst.Index) and _spec_class(model, last.value, root)
+        # A mapping's values are its last type; a sequence's elements every
+        # type it lists (``tuple[A, B]``), or the one ``tuple[A, ...]`` repeats.
+        types = [e.slice for e in annotation.slice]
+        if kind == "mapping":
+            types = types[-1:]
+        elif len(types) == 2 and _is_ellipsis(types[1]):
+            types = types[:1]
+        return all(
+            isinstance(t, cst.Index) and _spec_class(model, t.value, root)
+            for t in types
+        )
     return False
+
+
+def _is_ellipsis(element) -> bool:
+    return isinstance(element, cst.Index) and isinstance(element.value, cst.Ellipsis)
 
 
 def _spec_class(model: SemanticModel, annotation, root: str) -> bool:
