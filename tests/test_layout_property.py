@@ -975,3 +975,35 @@ def test_a_value_bound_once_as_a_spec_is_read_unguarded(function, form):
         source, "kv.py", Config(), _hierarchy(CLASSES), module_name=INTERFACE
     )
     assert outcome.text == source.replace(WHOLE, form)
+
+
+@pytest.mark.parametrize(
+    "before, after",
+    [
+        (
+            "ok = isinstance(x, (MLAAttentionSpec, MambaSpec, SlidingWindowMLASpec, str))",
+            "ok = isinstance(x, (MambaSpec, str)) or "
+            "(isinstance(x, KVCacheSpec) and x.uses_mla_layout)",
+        ),
+        (
+            "ok = (isinstance(x, (MLAAttentionSpec, SlidingWindowMLASpec)))",
+            "ok = (isinstance(x, KVCacheSpec) and x.uses_mla_layout)",
+        ),
+        (
+            "ok = flag and (isinstance(x, (MLAAttentionSpec, SlidingWindowMLASpec)))",
+            "ok = flag and (isinstance(x, KVCacheSpec) and x.uses_mla_layout)",
+        ),
+        (
+            "ok = type(x) is not MLAAttentionSpec",
+            "ok = not (isinstance(x, KVCacheSpec) and x.uses_mla_layout)",
+        ),
+    ],
+    ids=["two-others", "parenthesized", "parenthesized-in-and", "exact-negated"],
+)
+def test_the_rewrite_keeps_other_classes_and_the_tests_own_parentheses(before, after):
+    source = CLASSES + "\n\n" + before + "\n"
+    outcome = fix_source(
+        source, "kv.py", Config(), _hierarchy(CLASSES), module_name=INTERFACE,
+        unsafe=True,
+    )  # fmt: skip
+    assert outcome.text == CLASSES + "\n\n" + after + "\n"
