@@ -488,10 +488,10 @@ def test_the_codemod_rewrites_the_whole_family_and_keeps_the_rest(tree):
     ):
         assert kept in user
     assert "    SlidingWindowMLASpec,\n" not in user  # its import left unused: gone
-    interface = tree / "vllm" / "v1" / "kv_cache_interface.py"
     assert out.stderr.splitlines() == [
         "2 files checked, 2 changed",
-        f"declared: {interface}: uses_mla_layout on KVCacheSpec (False), "
+        "declared: vllm/v1/kv_cache_interface.py: uses_mla_layout on KVCacheSpec "
+        "(False), "
         "MLAAttentionSpec (True), SlidingWindowMLASpec (True)",
         "rewritten: 1 test",
         "  VSL008: 1 (names the whole family)",
@@ -798,10 +798,10 @@ def test_the_migration_counts_every_site_and_drops_only_imports_left_unused(
     (tmp_path / "pyproject.toml").write_text("[tool.ruff]\nline-length = 88\n")
     monkeypatch.chdir(tmp_path)
     migration = migrate([Path(".")], load_config(Path(".")), unsafe=unsafe)
-    interface = folder / "kv_cache_interface.py"
+    interface = Path("vllm/v1/kv_cache_interface.py")
     assert migration.declared == [
-        f"{interface}: uses_mla_layout on KVCacheSpec (False), MLAAttentionSpec "
-        "(True), SlidingWindowMLASpec (True)"
+        "vllm/v1/kv_cache_interface.py: uses_mla_layout on KVCacheSpec (False), "
+        "MLAAttentionSpec (True), SlidingWindowMLASpec (True)"
     ]
     assert (migration.checked, migration.failures, migration.warnings) == (3, [], [])
     assert migration.rewritten == {("VSL008", "names the whole family"): 2}
@@ -818,7 +818,7 @@ def test_the_migration_counts_every_site_and_drops_only_imports_left_unused(
     # undeclared property.
     changed = {path: new.decode() for path, _, new in migration.changed}
     assert list(changed)[0] == interface
-    assert changed[folder / "more.py"] == MORE.replace(
+    assert changed[Path("vllm/v1/more.py")] == MORE.replace(
         "    return isinstance(spec, (MLAAttentionSpec, SlidingWindowMLASpec))\n",
         "    return spec.uses_mla_layout\n",
     ).replace(
@@ -828,7 +828,7 @@ def test_the_migration_counts_every_site_and_drops_only_imports_left_unused(
     )
     # MLAAttentionSpec is named by the other import only: it goes too, and
     # the import is laid out again by the project's formatter.
-    assert changed[folder / "third.py"] == (
+    assert changed[Path("vllm/v1/third.py")] == (
         "from vllm.v1.kv_cache_interface import KVCacheSpec\n"
         "from vllm.v1.kv_cache_interface import MLAAttentionSpec as Latent\n"
         "\n\ndef whole(spec: KVCacheSpec) -> bool:\n"
@@ -1007,3 +1007,49 @@ def test_the_rewrite_keeps_other_classes_and_the_tests_own_parentheses(before, a
         unsafe=True,
     )  # fmt: skip
     assert outcome.text == CLASSES + "\n\n" + after + "\n"
+
+
+def test_the_codemods_diff_shows_the_declarations_first_and_writes_nothing(tree):
+    before = {p: p.read_text() for p in tree.rglob("*.py")}
+    out = run_cli("codemod", "layout-property", "--diff", ".", cwd=tree)
+    assert out.returncode == 1
+    headers = [line for line in out.stdout.splitlines() if line.startswith("--- ")]
+    assert headers == [
+        "--- vllm/v1/kv_cache_interface.py",
+        "--- vllm/v1/user.py",
+    ]
+    assert "+    def uses_mla_layout(self) -> bool:\n" in out.stdout
+    assert (
+        "-    return isinstance(layer_spec, (MLAAttentionSpec, SlidingWindowMLASpec))\n"
+        "+    return isinstance(layer_spec, KVCacheSpec) and layer_spec.uses_mla_layout\n"
+    ) in out.stdout
+    assert out.stderr.splitlines()[0] == "2 files checked, 2 would change"
+    assert {p: p.read_text() for p in tree.rglob("*.py")} == before
+
+
+def test_a_declaration_file_not_written_stops_the_rest(tree):
+    interface = tree / "vllm" / "v1" / "kv_cache_interface.py"
+    interface.chmod(0o444)
+    user = (tree / "vllm" / "v1" / "user.py").read_text()
+    out = run_cli("codemod", "layout-property", ".", cwd=tree)
+    assert out.returncode == 2
+    assert out.stderr.splitlines()[0] == (
+        "error: vllm/v1/kv_cache_interface.py: not written: the file is read-only"
+    )
+    # No read of a property that was not declared.
+    assert (tree / "vllm" / "v1" / "user.py").read_text() == user
+    assert interface.read_text() == TREE_INTERFACE
+
+
+def test_a_file_not_written_after_the_declarations_is_told_and_the_rest_written(
+    tree,
+):
+    user = tree / "vllm" / "v1" / "user.py"
+    user.chmod(0o444)
+    out = run_cli("codemod", "layout-property", ".", cwd=tree)
+    assert out.returncode == 2
+    assert out.stderr.splitlines()[0] == (
+        "error: vllm/v1/user.py: not written: the file is read-only"
+    )
+    assert user.read_text() == TREE_USER
+    assert "def uses_mla_layout" in (user.parent / "kv_cache_interface.py").read_text()

@@ -107,7 +107,7 @@ def migrate(paths: list[Path], config: Config, *, unsafe: bool) -> Migration:
         if added:
             text = _formatted(text, added, path, config)
             migration.declared.append(
-                f"{path}: {family.property_name} on "
+                f"{_shown(path)}: {family.property_name} on "
                 + ", ".join(f"{c} ({v})" for c, v in values.items())
             )
             declared_files.append(path)
@@ -123,8 +123,15 @@ def migrate(paths: list[Path], config: Config, *, unsafe: bool) -> Migration:
             raise MigrationError(
                 f"{path}: the migrated code does not parse: {e}"
             ) from e
-        migration.changed.append((Path(path), original, new))
+        migration.changed.append((Path(_shown(path)), original, new))
     return migration
+
+
+def _shown(path: str) -> str:
+    """``path`` as the other commands print it: relative to the working
+    folder when it lies below it."""
+    relative = os.path.relpath(path)
+    return path if relative.startswith(os.pardir) else relative
 
 
 def _declarations(
