@@ -1053,3 +1053,44 @@ def test_a_file_not_written_after_the_declarations_is_told_and_the_rest_written(
     )
     assert user.read_text() == TREE_USER
     assert "def uses_mla_layout" in (user.parent / "kv_cache_interface.py").read_text()
+
+
+def test_the_docstring_says_which_companions_have_the_layout():
+    from vllm_spec_lint.repair.declarations import property_docstring
+
+    assert property_docstring(["MLAAttentionSpec", "SlidingWindowMLASpec"]) == [
+        "Whether this cache uses the MLAAttentionSpec layout.",
+        "",
+        "SlidingWindowMLASpec has this layout without subclassing",
+        "MLAAttentionSpec: ask this property instead of testing for classes, so",
+        "that a new class with the layout sets it once rather than joining every",
+        "isinstance() check.",
+    ]
+    assert property_docstring(["A", "B", "C"])[2:] == [
+        "B and C have this layout without subclassing A: ask this property",
+        "instead of testing for classes, so that a new class with the layout sets",
+        "it once rather than joining every isinstance() check.",
+    ]
+
+
+def test_declarations_follow_each_classs_indentation_and_skip_nested_ones():
+    from vllm_spec_lint.repair.declarations import declare_property
+
+    text = (
+        "class Root:\n  x: int\n\n\n"
+        "if TYPE_CHECKING:\n    class Anchor(Root):\n        pass\n\n\n"
+        "class Other(Root):\n        y: int\n"
+    )
+    values = {"Root": False, "Anchor": True, "Other": True, "Missing": True}
+    new, added = declare_property(text, values, "uses_a_layout", ["Doc.", "", "More."])
+    assert new == (
+        "class Root:\n  x: int\n"
+        "\n  @property\n  def uses_a_layout(self) -> bool:\n"
+        '    """Doc.\n\n    More.\n    """\n    return False\n'
+        "\n\nif TYPE_CHECKING:\n    class Anchor(Root):\n        pass\n\n\n"
+        "class Other(Root):\n        y: int\n"
+        "\n        @property\n        def uses_a_layout(self) -> bool:\n"
+        # The class's own step (eight), again inside the property.
+        "                return True\n"
+    )
+    assert len(added) == 2
