@@ -287,3 +287,69 @@ def test_a_file_the_screen_reports_is_not_marked_clean(tmp_path):
     assert not clean.is_clean(str(binary), os.stat(binary))
     assert runner._read(str(plain), config, hierarchy, clean).findings == []
     assert clean.is_clean(str(plain), os.stat(plain))
+
+
+def test_an_entry_keeps_what_a_finding_follows_its_own_spec_and_line(tmp_path):
+    results = _cache(tmp_path)
+    key = results.key("pkg/w.py", "pkg.w", b"source")
+    taken = replace(FINDING, code="VSL008", follows=("VSL001",), own_spec=("a.B",))
+    results.put(key, [taken], [])
+    [found], _ = results.get(key, "pkg/w.py")
+    assert (found.follows, found.own_spec, found.line_text) == (
+        ("VSL001",),
+        ("a.B",),
+        FINDING.line_text,
+    )
+
+
+def test_an_entry_without_the_newer_fields_reads_them_as_empty(tmp_path):
+    results = _cache(tmp_path)
+    key = results.key("pkg/w.py", "pkg.w", b"source")
+    results.put(key, [FINDING], [])
+    entry = next((tmp_path / cache.CACHE_DIR).rglob(f"{key}.json"))
+    data = json.loads(entry.read_text())
+    for field in ("follows", "own_spec", "line_text"):
+        del data["findings"][0][field]
+    entry.write_text(json.dumps(data))
+    [found], _ = results.get(key, "pkg/w.py")
+    assert (found.follows, found.own_spec, found.line_text) == ((), (), "")
+
+
+def test_a_gitignore_the_user_wrote_in_the_cache_folder_is_kept(tmp_path):
+    top = tmp_path / cache.CACHE_DIR
+    top.mkdir()
+    (top / ".gitignore").write_text("# mine\n*\n!keep.txt\n")
+    results = _cache(tmp_path)
+    results.put(results.key("w.py", None, b""), [], [])
+    assert (top / ".gitignore").read_text() == "# mine\n*\n!keep.txt\n"
+    assert [p.suffix for p in top.rglob("*.tmp")] == []  # none left behind
+
+
+def test_a_preview_key_depends_on_the_fixes_and_every_settings_file_above(tmp_path):
+    previews = cache.PreviewCache(tmp_path)
+    package = tmp_path / "project" / "pkg"
+    package.mkdir(parents=True)
+    path = str(package / "w.py")
+    fix = Fix("safe", "Add it", (Edit("x", (1, 1), (1, 2)),))
+
+    def key(fixes=(fix,)):
+        return cache.PreviewCache(tmp_path).key(path, "text", list(fixes), "ruff")
+
+    first = key()
+    assert key() == first
+    assert key([None]) != first
+    assert previews.key(path, "other", [fix], "ruff") != first
+    assert previews.key(path, "text", [fix], "black") != first
+    seen = {first}
+    # The last name looked for, in the file's folder; then above it.
+    for where in (package, package.parent, tmp_path):
+        (where / ".editorconfig").write_text(f"# {where.name}\n")
+        seen.add(key())
+    assert len(seen) == 4
+
+
+def test_a_preview_entry_keeps_the_places_that_have_no_fix(tmp_path):
+    previews = cache.PreviewCache(tmp_path)
+    fix = Fix("unsafe", "Add it", (Edit("x", (1, 1), (1, 2)),))
+    previews.put("ab" * 32, [None, fix])
+    assert previews.get("ab" * 32) == [None, fix]
