@@ -1151,3 +1151,43 @@ def test_an_unrelated_file_that_does_not_parse_changes_nothing(tmp_path):
     """It names no chain class (nor an anchor: the analysis skips it too)."""
     root = _tree(tmp_path, {"vllm/models/v4/broken.py": "def half(:\n"})
     assert _check(root)[0] == []
+
+
+PACKAGE_BACKEND = """\
+from vllm.v1.attention.backend import AttentionBackend
+
+from .builder import IndexerMetadataBuilder
+
+
+class IndexerBackend(AttentionBackend):
+    @staticmethod
+    def get_builder_cls():
+        return IndexerMetadataBuilder
+"""
+PACKAGE_BUILDER = INDEXER.split("\n\n\nclass IndexerBackend")[0] + (
+    "\n\n\nclass IndexerMetadataBuilder"
+    + INDEXER.split("\n\n\nclass IndexerMetadataBuilder")[1]
+)
+
+
+@pytest.mark.parametrize("companion_layer", [False, True])
+def test_a_backend_in_a_packages_init_finds_its_builder_relatively(
+    tmp_path, companion_layer
+):
+    """The backend in ``indexer/__init__.py`` imports the builder from
+    ``.builder``: relative to the package itself, not to its parent."""
+    package = "vllm/v1/attention/backends/indexer"
+    files = {
+        SITE: None,
+        f"{package}/__init__.py": PACKAGE_BACKEND,
+        f"{package}/builder.py": PACKAGE_BUILDER,
+    }
+    if companion_layer:
+        files["vllm/models/v4/cache.py"] = ESCAPES[
+            "a new layer subclass that builds the companion"
+        ]["vllm/models/v4/cache.py"]
+    root = _tree(tmp_path, {k: v for k, v in files.items() if v is not None})
+    (root / SITE).unlink()
+    sites, _ = _check(root)
+    expected = [(f"{package}/builder.py", 9, "VSL001")]
+    assert sites == (expected if companion_layer else [])
