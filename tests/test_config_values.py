@@ -204,6 +204,44 @@ def test_a_family_is_named_after_its_anchor_unless_named(tmp_path):
     ]
 
 
+def test_a_family_keeps_its_layout_property_and_its_members_modules(tmp_path):
+    config = parse_settings(
+        {
+            "families": [
+                {
+                    "module": "vllm.x",
+                    "members": ["Anchor", "plugin.specs.Companion"],
+                    "layout-property": "uses_anchor_layout",
+                },
+                {"module": "vllm.y", "members": ["A", "B"]},
+            ]
+        },
+        "pyproject.toml",
+        tmp_path,
+    )
+    first, second = config.families
+    assert (first.layout_property, first.member_modules) == (
+        "uses_anchor_layout",
+        ("vllm.x", "plugin.specs"),
+    )
+    assert (second.layout_property, second.member_modules) == ("", ())
+
+
+@pytest.mark.parametrize("value", ["'uses layout'", "'2nd'", "3", "''", "'class'"])
+def test_a_layout_property_that_is_no_identifier_is_refused(tmp_path, value):
+    (tmp_path / "pyproject.toml").write_text(
+        "[tool.vllm-spec-lint]\n"
+        f'families = [{{ module = "a", members = ["A", "B"], '
+        f"layout-property = {value} }}]\n"
+    )
+    out = run_cli("check", "--no-cache", ".", cwd=tmp_path)
+    assert (out.returncode, out.stdout) == (2, "")
+    assert out.stderr == (
+        f"error: {tmp_path / 'pyproject.toml'}: invalid value for "
+        "'families[0].layout-property': expected a Python identifier\n"
+    )
+
+
 @pytest.mark.parametrize("length", [1, 88, 320])
 def test_line_length_takes_1_to_320_spelled_either_way(length):
     for key in ("line-length", "line_length"):

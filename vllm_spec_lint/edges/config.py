@@ -5,6 +5,7 @@ file that has the section wins, as in ruff). Configuration is data only.
 
 from __future__ import annotations
 
+import keyword
 import os
 import re
 import sys
@@ -80,9 +81,12 @@ def _families(source: str, value) -> tuple[Family, ...]:
                 f"{where}.members",
                 "expected two or more class names (dotted for another module)",
             )
+        # Absent: named after the anchor (Family.property_name).
         layout_property = entry.get("layout-property", "")
-        if not isinstance(layout_property, str) or not (
-            layout_property == "" or layout_property.isidentifier()
+        if "layout-property" in entry and not (
+            isinstance(layout_property, str)
+            and layout_property.isidentifier()
+            and not keyword.iskeyword(layout_property)
         ):
             raise ConfigError(
                 source, f"{where}.layout-property", "expected a Python identifier"
