@@ -845,3 +845,22 @@ def test_a_file_that_does_not_parse_offers_no_noqa_it_could_not_honour(project):
     [diagnostic] = server.diagnostics(uri, server.check(uri))
     assert diagnostic.code == "VSL900"
     assert code_actions(server, uri, diagnostic.range, [diagnostic]) == []
+
+
+def test_serve_listens_on_tcp_where_asked_and_otherwise_on_stdio(monkeypatch):
+    from vllm_spec_lint.faces import lsp
+
+    started = []
+    build = lsp.build_server
+
+    def built():
+        server = build()
+        server.start_tcp = lambda host, port: started.append(("tcp", host, port))
+        server.start_io = lambda: started.append(("stdio",))
+        return server
+
+    monkeypatch.setattr(lsp, "build_server", built)
+    lsp.serve(2087)
+    lsp.serve()
+    lsp.serve(2088, host="0.0.0.0")
+    assert started == [("tcp", "127.0.0.1", 2087), ("stdio",), ("tcp", "0.0.0.0", 2088)]

@@ -383,3 +383,35 @@ def test_a_file_the_formatter_failed_on_keeps_the_findings_of_its_tree(
         ("x.py", "VSL007", (6, 14)),
         ("x.py", "VSL001", (10, 21)),
     ]
+
+
+def test_a_worker_leaves_ctrl_c_to_the_main_process():
+    import signal
+
+    before = signal.getsignal(signal.SIGINT)
+    try:
+        runner._start_worker()
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, before)
+
+
+def _blocked(path, source):
+    import threading
+
+    threading.Event().wait()  # never set: only stop() ends this worker
+
+
+def test_stopping_ends_the_workers_at_once():
+    analyses = runner._Analyses(2)
+    analyses.task = _blocked
+    for name in ("a.py", "b.py", "c.py", "d.py"):
+        analyses.add(Path(name), b"")
+    pool = analyses.pool
+    workers = list(pool._processes.values())
+    assert len(workers) == 2
+    analyses.stop()
+    for worker in workers:
+        worker.join(60)  # ended by stop(), not by this wait
+        assert not worker.is_alive()
+    assert analyses.pool is None
