@@ -102,3 +102,36 @@ def test_every_edit_in_a_sequence_gives_the_fresh_findings():
         assert _with(last, text) == _fresh(text), (row, line)
     text = text.replace("    x = (\n", "")
     assert _with(last, text) == _fresh(text)
+
+
+NARROWED = """\
+from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowMLASpec
+
+
+def unrelated(blocks):
+    return sum(blocks)
+
+
+def narrowed(spec):
+    if isinstance(spec, SlidingWindowMLASpec):
+        return None
+    return isinstance(spec, MLAAttentionSpec)
+"""
+
+
+def test_the_sites_left_out_move_with_their_rows_and_their_reasons_rows():
+    last = LastAnalysis()
+    first = _with(last, NARROWED)
+    assert first.findings == []
+    assert [f.location for f in first.suppressed] == [(11, 29)]
+    edited = _edit(5, "    # a comment\n", NARROWED)
+    moved = _with(last, edited)
+    assert moved == _fresh(edited)
+    [site] = moved.suppressed
+    assert (site.location, site.end_location) == ((12, 29), (12, 45))
+    assert site.line_text == "    return isinstance(spec, MLAAttentionSpec)"
+    # The reason names the guard's row as it stands now.
+    assert site.suppressed_by == (
+        "narrowed: `isinstance(spec, SlidingWindowMLASpec)` (line 10) already "
+        "excludes SlidingWindowMLASpec"
+    )

@@ -10,6 +10,7 @@ decide the findings, so that is the key.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 from vllm_spec_lint.core.findings import FileAnalysis, Finding
@@ -74,10 +75,22 @@ def _moved(finding: Finding, moved, lines: list[str]) -> Finding | None:
                 )
             )
         fix = replace(fix, edits=tuple(edits))
+    reason = finding.suppressed_by
+    if reason is not None:
+        # Reasons name the rows of other checks ("narrowed: `...` (line 9)").
+        rows = [int(row) for row in _ROW_IN_REASON.findall(reason)]
+        now = [moved(row) for row in rows]
+        if None in now:
+            return None
+        reason = _ROW_IN_REASON.sub(lambda _: str(now.pop(0)), reason)
     return replace(
         finding,
         location=(start, finding.location[1]),
         end_location=(end, finding.end_location[1]),
         fix=fix,
         line_text=lines[start - 1],
+        suppressed_by=reason,
     )
+
+
+_ROW_IN_REASON = re.compile(r"(?<=\bline )\d+\b")
