@@ -132,3 +132,34 @@ def test_ancestors_are_every_class_reached_through_bases(cls, expected):
         }
     )
     assert hierarchy.ancestors(cls) == expected
+
+
+def test_a_class_bodys_own_names_are_its_methods_and_attributes():
+    import ast
+
+    from vllm_spec_lint.model.hierarchy import body_names
+
+    source = (
+        "class Spec(Base):\n"
+        "    page: int\n"
+        "    size: int = 1\n"
+        "    a = b = 2\n"
+        "    self.c, (d, e) = 3, (4, 5)\n"
+        "    def method(self): ...\n"
+        "    async def later(self): ...\n"
+        "    @property\n"
+        "    def uses_layout(self): ...\n"
+        "    class Inner: ...\n"
+        "    if FLAG:\n"
+        "        hidden = 1\n"
+    )
+    [node] = ast.parse(source).body
+    assert body_names(node) == {
+        "page",
+        "size",
+        "a",
+        "b",
+        "method",
+        "later",
+        "uses_layout",
+    }
