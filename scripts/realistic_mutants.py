@@ -29,7 +29,10 @@ Which tests: the ones mutmut's stats phase found reaching the mutated
 function (``mutants/mutmut-stats.json``, written by ``nox -s mutation``),
 fastest first, so a whole-package run takes hours, not days; a mutant
 outside every function gets the tests of every function of its module.
-``--tests`` names the tests instead, for every mutant.
+``--tests`` names the tests instead, for every mutant. A mutant that
+survives its mapped tests is run against the test files about its module
+(named after it or naming it), those that run the tool as a program
+included, before it counts as a survivor.
 
 Verdicts are kept in ``mutation/realistic/<module>.json`` (written after
 each mutant, so a stopped run goes on where it stopped): a verdict stands
@@ -349,6 +352,8 @@ def run(args) -> dict[str, Verdicts]:
     test_map = None if args.tests else TestMap.read(args.stats)
     base = [sys.executable, "-m", "pytest", "-x", "-q", *pytest_options()]
     base += ["-k", args.keyword] if args.keyword else []
+    confirm = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider"]
+    confirm += ["-m", "not release"]
     commit = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True,
         text=True, check=True,
@@ -371,6 +376,11 @@ def run(args) -> dict[str, Verdicts]:
             try:
                 timeout = test_map.budget(tests) if test_map else 900
                 verdict = _judge(mutant, copy, base + tests, timeout)
+                if verdict == "survived" and not args.tests:
+                    # mutmut's map leaves out the tests that run the tool as
+                    # a program (setup.cfg); here the program runs the copy.
+                    related = related_tests(mutant.module)
+                    verdict = _judge(mutant, copy, confirm + related, 1800)
             finally:
                 copies.put(copy)
             kept[mutant.module].keep(mutant, verdict, commit)
@@ -379,6 +389,18 @@ def run(args) -> dict[str, Verdicts]:
         with ThreadPoolExecutor(args.jobs) as pool:
             list(pool.map(judge, work))
     return kept
+
+
+def related_tests(module: str) -> list[str]:
+    """The test files about ``module``: named after it, or naming it. A
+    survivor of mutmut's map is run against these, the programs included."""
+    stem, name = Path(module).stem, dotted(module)
+    found = []
+    for path in sorted((REPO / "tests").glob("test_*.py")):
+        text = path.read_text(encoding="utf-8")
+        if stem in path.stem or name in text or f"import {stem}\n" in text:
+            found.append(path.relative_to(REPO).as_posix())
+    return found
 
 
 def _collected(copy: Path, base: list[str]) -> set[str]:

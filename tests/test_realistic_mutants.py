@@ -191,3 +191,11 @@ def test_mutmuts_pytest_options_are_taken_one_per_line():
     # "not release" is one argument of -m, as mutmut passes it.
     assert options[options.index("-m") + 1] == "not release"
     assert "--ignore=tests/test_lsp.py" in options
+
+
+def test_a_survivor_is_tried_on_the_test_files_about_its_module():
+    # test_lsp.py runs the server as a program, which mutmut's map leaves out.
+    related = rm.related_tests("vllm_spec_lint/faces/lsp.py")
+    assert {"tests/test_lsp.py", "tests/test_lsp_in_process.py"} <= set(related)
+    assert "tests/test_globs.py" not in related
+    assert "tests/test_globs.py" in rm.related_tests("vllm_spec_lint/core/globs.py")
