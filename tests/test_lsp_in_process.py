@@ -375,6 +375,11 @@ def test_a_safe_fix_is_preferred_and_fix_all_applies_it(project):
         (["source.fixAll"], ["source.fixAll.vllm-spec-lint"]),
         (["quickfix"], ["quickfix", "quickfix"]),
         (["refactor"], []),
+        # Any kind named is asked for.
+        (
+            ["refactor", "quickfix", "source"],
+            ["quickfix", "quickfix", "source.fixAll.vllm-spec-lint"],
+        ),
     ],
 )
 def test_a_client_asking_for_a_kind_gets_the_actions_of_its_sub_kinds(
@@ -396,8 +401,19 @@ def test_other_sources_diagnostics_get_no_actions(project):
     server = initialized_server(project)
     uri = opened(server, project / "worker.py", WORKER)
     [diagnostic] = server.diagnostics(uri, server.check(uri))
-    foreign = types.Diagnostic(
-        range=diagnostic.range, message="x", code="VSL001", source="ruff"
+    foreign = types.Diagnostic(  # even with our data
+        range=diagnostic.range,
+        message="x",
+        code="VSL001",
+        source="ruff",
+        data=diagnostic.data,
+    )
+    recoded = types.Diagnostic(  # our place, another code
+        range=diagnostic.range,
+        message="x",
+        code="VSL002",
+        source="vllm-spec-lint",
+        data=diagnostic.data,
     )
     moved = types.Diagnostic(
         range=diagnostic.range,
@@ -415,7 +431,7 @@ def test_other_sources_diagnostics_get_no_actions(project):
         found = code_actions(server, uri, diagnostic.range, diagnostics, kind)
         return [action.title for action in found]
 
-    assert quick_fixes([foreign, moved, stripped]) == []
+    assert quick_fixes([foreign, recoded, moved, stripped]) == []
     # Passed over, not the end of the list: the finding after them has its own.
     assert quick_fixes([foreign, moved, diagnostic]) == [
         "Add SlidingWindowMLASpec (VSL001) - unsafe: changes what the check admits",
@@ -864,3 +880,24 @@ def test_serve_listens_on_tcp_where_asked_and_otherwise_on_stdio(monkeypatch):
     lsp.serve()
     lsp.serve(2088, host="0.0.0.0")
     assert started == [("tcp", "127.0.0.1", 2087), ("stdio",), ("tcp", "0.0.0.0", 2088)]
+
+
+def test_a_document_the_client_never_opened_gets_nothing(project):
+    server = initialized_server(project)
+    (project / "worker.py").write_text(WORKER)
+    uri = (project / "worker.py").as_uri()
+    span = types.Range(types.Position(0, 0), types.Position(0, 1))
+    assert server.current(uri) is None
+    assert code_actions(server, uri, span, []) == []
+    assert hover_at(server, uri, 0, 0) is None
+
+
+def test_a_buffer_without_a_file_path_is_not_checked(project):
+    server = initialized_server(project)
+    uri = "untitled:Untitled-1"
+    server.workspace.put_text_document(
+        types.TextDocumentItem(uri=uri, language_id="python", version=1, text=WORKER)
+    )
+    assert server.check(uri) is None
+    assert server.check_text(None, 1, WORKER) is None
+    assert server.check_text(str(project / "notes.txt"), 1, WORKER) is None
