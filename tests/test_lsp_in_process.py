@@ -901,3 +901,43 @@ def test_a_buffer_without_a_file_path_is_not_checked(project):
     assert server.check(uri) is None
     assert server.check_text(None, 1, WORKER) is None
     assert server.check_text(str(project / "notes.txt"), 1, WORKER) is None
+
+
+@pytest.mark.parametrize(
+    "workspace, asked_to_watch",
+    [
+        (None, False),
+        (types.WorkspaceClientCapabilities(), False),
+        (
+            types.WorkspaceClientCapabilities(
+                did_change_watched_files=types.DidChangeWatchedFilesClientCapabilities(
+                    dynamic_registration=True
+                )
+            ),
+            True,
+        ),
+    ],
+    ids=["no-workspace-capabilities", "no-file-watching", "dynamic-registration"],
+)
+def test_only_a_client_that_can_watch_files_is_asked_to(
+    project, workspace, asked_to_watch
+):
+    server = lsp.build_server()
+    handshake = server.protocol.lsp_initialize(
+        types.InitializeParams(
+            capabilities=types.ClientCapabilities(workspace=workspace),
+            root_uri=project.as_uri(),
+        )
+    )
+    for _ in handshake:
+        pass
+    asked = []
+    server.client_register_capability = asked.append
+    feature(server, types.INITIALIZED)(types.InitializedParams())
+    assert len(asked) == (1 if asked_to_watch else 0)
+
+
+def test_a_change_to_a_file_that_is_not_on_disk_does_not_matter(project):
+    server = initialized_server(project)
+    server.check(opened(server, project / "worker.py", WORKER))
+    assert lsp._matters("untitled:Untitled-1", server) is False
