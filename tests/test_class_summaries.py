@@ -246,9 +246,13 @@ def test_what_get_builder_cls_can_return(body, returns):
     ],
 )
 def test_whether_init_hands_its_base_another_spec(init, passes_other):
-    source = "class Builder(Base):\n" + textwrap.indent(init, "    ") + "\n"
-    summary = summarize(source.encode(), "m", False)
-    assert summary.classes["m.Builder"].passes_other_spec is passes_other
+    assert _builder(init).passes_other_spec is passes_other
+
+
+def _builder(body: str):
+    """The summary of ``class Builder(Base)`` with ``body``."""
+    source = "class Builder(Base):\n" + textwrap.indent(body, "    ") + "\n"
+    return summarize(source.encode(), "m", False).classes["m.Builder"]
 
 
 @pytest.mark.parametrize(
@@ -264,9 +268,7 @@ def test_whether_init_hands_its_base_another_spec(init, passes_other):
     ],
 )
 def test_whether_a_class_rebinds_its_own_spec(body, rebinds):
-    source = "class Builder(Base):\n" + textwrap.indent(body, "    ") + "\n"
-    summary = summarize(source.encode(), "m", False)
-    assert summary.classes["m.Builder"].rebinds_own_spec is rebinds
+    assert _builder(body).rebinds_own_spec is rebinds
 
 
 # -- uses of names -----------------------------------------------------------------
