@@ -308,3 +308,25 @@ def test_a_diff_the_formatter_failed_on_names_the_failure_and_hides_no_fix(
         "No errors would be fixed (1 fix available with `--unsafe-fixes`).\n",
         "",
     )
+
+
+def test_a_formatter_not_beside_the_interpreter_is_found_on_path(tmp_path, monkeypatch):
+    from vllm_spec_lint.repair import formatting
+
+    bin_folder = tmp_path / "bin"
+    bin_folder.mkdir()
+    for name in ("black", "ruff"):
+        tool = bin_folder / name
+        tool.write_text("#!/bin/sh\n")
+        tool.chmod(0o755)
+    monkeypatch.setattr(formatting, "_interpreter_scripts", lambda: [])
+    monkeypatch.setenv("PATH", str(bin_folder))
+    assert formatting.find_executable("black") == str(bin_folder / "black")
+    # ruff's package without its binary: PATH then.
+    import ruff.__main__
+
+    def no_binary():
+        raise FileNotFoundError("ruff")
+
+    monkeypatch.setattr(ruff.__main__, "find_ruff_bin", no_binary)
+    assert formatting.find_executable("ruff") == str(bin_folder / "ruff")

@@ -201,3 +201,11 @@ def test_nearby_edits_share_a_diff_window_and_later_windows_shift_by_added_rows(
         ((3, 6), (8, 12)),
         ((8, 11), (14, 18)),
     ]
+
+
+def test_a_report_row_list_ends_where_the_text_does():
+    from vllm_spec_lint.faces.report import _lines
+
+    assert _lines("a\nb") == ["a", "b"]
+    assert _lines("a\nb\n") == ["a", "b"]
+    assert _lines("") == []
