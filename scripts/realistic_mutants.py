@@ -273,7 +273,10 @@ class TestMap:
         return sorted(tests, key=lambda t: (self.durations.get(t, 0.0), t))
 
     def budget(self, tests: list[str]) -> float:
-        return 60 + 10 * sum(self.durations.get(t, 1.0) for t in tests)
+        """Seconds a mutant's run may take: three times what its tests took
+        under mutmut's tracing (slower than this run), and pytest's start. A
+        mutant that loops runs no longer than that: a timeout is a kill."""
+        return 30 + 3 * sum(self.durations.get(t, 1.0) for t in tests)
 
 
 class Verdicts:
@@ -380,7 +383,7 @@ def run(args) -> dict[str, Verdicts]:
                     # mutmut's map leaves out the tests that run the tool as
                     # a program (setup.cfg); here the program runs the copy.
                     related = related_tests(mutant.module)
-                    verdict = _judge(mutant, copy, confirm + related, 1800)
+                    verdict = _judge(mutant, copy, confirm + related, 900)
             finally:
                 copies.put(copy)
             kept[mutant.module].keep(mutant, verdict, commit)

@@ -128,7 +128,7 @@ def test_a_mutants_tests_are_its_functions_fastest_first():
     assert test_map.select(mutant("x_unknown")) == []
     # Outside every function: every function's tests of that module alone.
     assert test_map.select(mutant(None)) == ["t::fast", "t::box", "t::slow"]
-    assert test_map.budget(["t::fast", "t::slow"]) == 60 + 10 * 2.1
+    assert test_map.budget(["t::fast", "t::slow"]) == 30 + 3 * 2.1
 
 
 def test_a_mutant_the_tests_notice_is_killed_one_they_miss_survives(tmp_path):
