@@ -130,7 +130,10 @@ def migrate(paths: list[Path], config: Config, *, unsafe: bool) -> Migration:
 def _shown(path: str) -> str:
     """``path`` as the other commands print it: relative to the working
     folder when it lies below it."""
-    relative = os.path.relpath(path)
+    try:
+        relative = os.path.relpath(path)
+    except ValueError:  # Windows: another drive
+        return path
     return path if relative.startswith(os.pardir) else relative
 
 
