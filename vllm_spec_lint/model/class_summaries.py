@@ -46,6 +46,7 @@ _DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*\Z")
 _COPIES = frozenset({"dataclasses.replace", "copy.copy", "copy.deepcopy"})
 _IDENTITY_TESTS = (ast.Is, ast.IsNot, ast.Eq, ast.NotEq)
 _TABLE_MAKERS = frozenset({"frozenset", "tuple"})
+_MAY_REBIND = (OWN_SPEC.encode(), b"setattr", b"delattr")
 
 
 @dataclass
@@ -96,9 +97,9 @@ def summarize(source: bytes, module: str, is_package: bool) -> ModuleSummary:
     lines = source.splitlines()
     for statement in tree.body:
         if isinstance(statement, ast.ClassDef):
-            # Only a class that spells the attribute (or setattr/delattr) can change it.
+            # Only a class spelling the attribute, setattr or delattr changes it.
             text = b"\n".join(lines[statement.lineno - 1 : statement.end_lineno])
-            may_rebind = OWN_SPEC.encode() in text or b"attr(" in text
+            may_rebind = any(word in text for word in _MAY_REBIND)
             info = _class_summary(statement, summary, imports, may_rebind)
             summary.classes[info.qualname] = info
     _Uses(summary).visit_body(tree.body, top=True)
