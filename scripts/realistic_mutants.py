@@ -47,6 +47,7 @@ from __future__ import annotations
 import argparse
 import ast
 import configparser
+import functools
 import hashlib
 import json
 import os
@@ -394,6 +395,7 @@ def run(args) -> dict[str, Verdicts]:
     return kept
 
 
+@functools.cache
 def related_tests(module: str) -> list[str]:
     """The test files about ``module``: named after it, or naming it. A
     survivor of mutmut's map is run against these, the programs included."""

@@ -164,18 +164,25 @@ def test_a_class_summary_has_its_resolved_bases_and_pairing_returns():
     ],
 )
 def test_what_customize_spec_can_return(body, returns):
-    source = (
-        "import copy\nimport dataclasses\n\n\nclass Made:\n    pass\n\n\n"
-        "class Backend:\n    def customize_spec(self, spec):\n"
-        + textwrap.indent(body, "        ")
-        + "\n"
-    )
-    summary = summarize(source.encode(), "pkg.sub.mod", False)
-    found = summary.classes["pkg.sub.mod.Backend"].returns["customize_spec"]
+    header = "import copy\nimport dataclasses\n\n\nclass Made:\n    pass\n"
+    found = _returns(header, "def customize_spec(self, spec):", body)
     # What it can return, in no promised order.
     assert (None if found is None else sorted(found)) == (
         None if returns is None else sorted(returns)
     )
+
+
+def _returns(header: str, method: str, body: str):
+    """What ``method`` of ``class Backend`` (after ``header``, in module
+    pkg.sub.mod) can return, with ``body``."""
+    source = (
+        f"{header}\n\nclass Backend:\n    {method}\n"
+        + textwrap.indent(body, "        ")
+        + "\n"
+    )
+    summary = summarize(source.encode(), "pkg.sub.mod", False)
+    [found] = summary.classes["pkg.sub.mod.Backend"].returns.values()
+    return found
 
 
 @pytest.mark.parametrize(
@@ -191,16 +198,9 @@ def test_what_customize_spec_can_return(body, returns):
     ],
 )
 def test_what_get_builder_cls_can_return(body, returns):
-    source = (
-        "from . import builders\n\n\nclass Builder:\n    pass\n\n\n"
-        "class Backend:\n    @staticmethod\n    def get_builder_cls():\n"
-        + textwrap.indent(body, "        ")
-        + "\n"
-    )
-    summary = summarize(source.encode(), "pkg.sub.mod", False)
-    assert summary.classes["pkg.sub.mod.Backend"].returns == {
-        "get_builder_cls": returns
-    }
+    header = "from . import builders\n\n\nclass Builder:\n    pass\n"
+    method = "@staticmethod\n    def get_builder_cls():"
+    assert _returns(header, method, body) == returns
 
 
 @pytest.mark.parametrize(

@@ -220,12 +220,15 @@ def _without_unused(
     from libcst.codemod import CodemodContext
     from libcst.codemod.visitors import RemoveImportsVisitor
 
-    gone = [n for n in names if _mentioned(before, n) and not _mentioned(text, n)]
+    tree = ast.parse(text)
+    used_before = _outside_imports(before, ast.parse(before))
+    used_now = _outside_imports(text, tree)
+    gone = [n for n in names if _names(used_before, n) and not _names(used_now, n)]
     if not gone:
         return text
     module = cst.parse_module(text)
     unused = []
-    for statement in ast.parse(text).body:
+    for statement in tree.body:
         if isinstance(statement, ast.ImportFrom) and statement.level == 0:
             for alias in statement.names:
                 if alias.name in gone and alias.asname is None:
@@ -236,16 +239,19 @@ def _without_unused(
     return _formatted(new, _changed_ranges(text, new), path, config)
 
 
-def _mentioned(source: str, name: str) -> bool:
-    """Whether ``name`` is written anywhere but in an import statement (a
-    string such as ``__all__``'s counts: the import may be a re-export)."""
+def _outside_imports(source: str, tree: ast.Module) -> str:
+    """``source`` less its import statements: where a name written is a use
+    (a string such as ``__all__``'s counts: the import may be a re-export)."""
     skipped = set()
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(tree):
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             skipped.update(range(node.lineno - 1, node.end_lineno or node.lineno))
     lines = source.splitlines(keepends=True)
-    rest = "".join(line for i, line in enumerate(lines) if i not in skipped)
-    return re.search(rf"\b{name}\b", rest) is not None
+    return "".join(line for i, line in enumerate(lines) if i not in skipped)
+
+
+def _names(text: str, name: str) -> bool:
+    return re.search(rf"\b{name}\b", text) is not None
 
 
 def _changed_ranges(old: str, new: str) -> list[tuple[int, int]]:
