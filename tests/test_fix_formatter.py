@@ -330,3 +330,19 @@ def test_a_formatter_not_beside_the_interpreter_is_found_on_path(tmp_path, monke
 
     monkeypatch.setattr(ruff.__main__, "find_ruff_bin", no_binary)
     assert formatting.find_executable("ruff") == str(bin_folder / "ruff")
+
+
+def test_ruff_beside_the_interpreter_comes_before_ruffs_own_package(
+    tmp_path, monkeypatch
+):
+    """A pre-commit hook's environment pins its own ruff: that one formats,
+    not the binary another installed ruff package would name."""
+    from vllm_spec_lint.repair import formatting
+
+    beside = tmp_path / "bin"
+    beside.mkdir()
+    pinned = beside / "ruff"
+    pinned.write_text("#!/bin/sh\n")
+    pinned.chmod(0o755)
+    monkeypatch.setattr(formatting, "_interpreter_scripts", lambda: [str(beside)])
+    assert formatting.find_executable("ruff") == str(pinned)

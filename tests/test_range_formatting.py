@@ -12,6 +12,7 @@ import pytest
 from vllm_spec_lint.repair.formatting import (
     FormatError,
     RangeFormatter,
+    _confined,
     _merged,
     detect,
     find_executable,
@@ -129,6 +130,16 @@ def test_spans_are_merged_where_they_touch_or_overlap(spans, expected):
             [(1, 1)],
             "x0 = 1\n\n" + "".join(f"x{i}=1\n\n" for i in range(1, 100)),
         ),
+        # A hunk whose rows around the range are not all blank is taken
+        # whole, the formatter's blank lines with it (none doubled).
+        (
+            "x=1\ny=2\n\nz = 3\n",
+            "x = 1\ny = 2\nz = 3\n",
+            [(2, 2)],
+            "x = 1\ny = 2\nz = 3\n",
+        ),
+        # A blank line the formatter deletes in the rows: nothing in its place.
+        ("a = 1\n\n\n\nb = 2\n", "a = 1\n\n\nb = 2\n", [(4, 4)], "a = 1\n\n\nb = 2\n"),
     ],  # fmt: skip
     ids=[
         "middle",
@@ -150,10 +161,26 @@ def test_spans_are_merged_where_they_touch_or_overlap(spans, expected):
         "whitespace-blank-below",
         "unchanged",
         "long-and-blank",
+        "hunk-with-text-around",
+        "blank-deleted",
     ],
 )
 def test_only_the_fixed_rows_take_the_formatters_changes(before, after, rows, expected):
     assert only_within(before, after, rows) == expected
+
+
+@pytest.mark.parametrize(
+    "after, confined",
+    [
+        ("a\nB\nc\n", True),  # the fixed row only
+        ("A\nb\nc\n", False),  # a row above the first fixed one
+        ("a\nb\nC\n", False),  # a row below the last
+    ],
+)
+def test_one_formatter_call_is_kept_only_when_it_changed_the_fixed_rows(
+    after, confined
+):
+    assert _confined("a\nb\nc\n", after, [(2, 2)]) is confined
 
 
 FIXED = "x = f(aaaa,bbbb)\ny=2\nz  =  3\n"
