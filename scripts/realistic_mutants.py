@@ -23,16 +23,20 @@ Each mutant is written into a copy of the repository made from the commit
 and its tests run there with ``pytest -x`` and ``MUTANT_UNDER_TEST`` set, so
 the command line runs in the test's process, where the mutant is
 (tests/conftest.py), with the pytest options of mutmut's settings
-(setup.cfg). A mutant that does not compile is not made.
+(setup.cfg). Each job's pytest has imported the suite once and forks per
+mutant, with the mutated function's code swapped in (scripts/warm_pytest.py);
+a mutant outside every function runs in a new pytest. A mutant that does not
+compile is not made.
 
 Which tests: the ones mutmut's stats phase found reaching the mutated
 function (``mutants/mutmut-stats.json``, written by ``nox -s mutation``),
 fastest first, so a whole-package run takes hours, not days; a mutant
 outside every function gets the tests of every function of its module.
 ``--tests`` names the tests instead, for every mutant. A mutant that
-survives its mapped tests is run against the test files about its module
-(named after it or naming it), those that run the tool as a program
-included, before it counts as a survivor.
+survives its mapped tests, or has none (its function is deeper than mutmut's
+stack limit), is run against the test files about its module (named after it
+or naming it), those that run the tool as a program included, before it
+counts as a survivor.
 
 Verdicts are kept in ``mutation/realistic/<module>.json`` (written after
 each mutant, so a stopped run goes on where it stopped): a verdict stands
@@ -331,67 +335,126 @@ def _copy_of_head(folder: Path) -> None:
     subprocess.run(["tar", "-x", "-C", str(folder)], input=archive.stdout, check=True)
 
 
-def _judge(mutant: Mutant, copy: Path, command: list[str], timeout: float) -> str:
+class Job:
+    """One copy of the last commit and a warm pytest on it
+    (scripts/warm_pytest.py): the mutants of one job run there, one by
+    one."""
+
+    def __init__(self, copy: Path):
+        self.copy = copy
+        environment = dict(os.environ, PYTHONPATH=str(copy))
+        self.server = subprocess.Popen(
+            [sys.executable, str(REPO / "scripts" / "warm_pytest.py"), str(copy)],
+            cwd=copy,
+            env=environment,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        ready = self.server.stdout.readline()
+        if not ready:
+            raise RuntimeError(f"the warm pytest in {copy} did not start")
+
+    def judge(self, mutant: Mutant, args: list[str], timeout: float) -> str:
+        request = {
+            "module": mutant.module,
+            "function": mutant.function,
+            "code": mutant.code,
+            "args": args,
+            "timeout": timeout,
+        }
+        self.server.stdin.write(json.dumps(request) + "\n")
+        self.server.stdin.flush()
+        answer = json.loads(self.server.stdout.readline())
+        status = answer["status"]
+        if status == "cold":
+            return _judge_cold(mutant, self.copy, args, timeout)
+        return _verdict(status, answer["tail"])
+
+    def close(self) -> None:
+        self.server.stdin.close()
+        self.server.wait()
+
+
+def _verdict(status, tail: str) -> str:
+    if status == "timeout":
+        return "timeout"
+    if status in (4, 5):  # a test not found: stale stats
+        raise RuntimeError(f"pytest could not run the tests:\n{tail}")
+    # 1: a test failed; 2, 3: pytest stopped (the mutant broke an import).
+    return "killed" if status else "survived"
+
+
+def _judge_cold(mutant: Mutant, copy: Path, args: list[str], timeout: float) -> str:
+    """A mutant the warm pytest cannot swap in (outside a function): a new
+    pytest process on the mutated copy."""
     target = copy / mutant.module
     original = target.read_text()
     target.write_text(mutant.code)
-    environment = dict(os.environ, MUTANT_UNDER_TEST="realistic")
+    environment = dict(os.environ, MUTANT_UNDER_TEST="realistic", PYTHONPATH=str(copy))
+    command = [sys.executable, "-m", "pytest", *args]
     try:
         out = subprocess.run(
             command, cwd=copy, env=environment, capture_output=True, timeout=timeout
         )
-        if out.returncode in (4, 5):  # a test not found: stale stats
-            tail = out.stdout.decode(errors="replace")[-2000:]
-            raise RuntimeError(f"pytest could not run the tests:\n{tail}")
-        # 1: a test failed; 2, 3: pytest stopped (the mutant broke an import).
-        return "killed" if out.returncode else "survived"
+        return _verdict(out.returncode, out.stdout.decode(errors="replace")[-2000:])
     except subprocess.TimeoutExpired:
         return "timeout"
     finally:
         target.write_text(original)
+        os.utime(target)  # never the mutant's time: no stale byte code
 
 
 def run(args) -> dict[str, Verdicts]:
     shapes = set(args.shape or SHAPES)
     test_map = None if args.tests else TestMap.read(args.stats)
-    base = [sys.executable, "-m", "pytest", "-x", "-q", *pytest_options()]
+    base = ["-x", "-q", *pytest_options()]
     base += ["-k", args.keyword] if args.keyword else []
-    confirm = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider"]
-    confirm += ["-m", "not release"]
+    confirm = ["-x", "-q", "-p", "no:cacheprovider", "-m", "not release"]
     commit = subprocess.run(
         ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True,
         text=True, check=True,
     ).stdout.strip()  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="vsl-mutants-") as folder:
-        copies: queue.Queue = queue.Queue()
+        copies = []
         for job in range(args.jobs):
             copy = Path(folder) / str(job)
             copy.mkdir()
             _copy_of_head(copy)
-            copies.put(copy)
+            copies.append(copy)
         # mutmut's map may name tests renamed since: only today's are run.
-        existing = None if args.tests else _collected(copies.queue[0], base)
+        existing = None if args.tests else _collected(copies[0], base)
         kept, work = _to_judge(args, shapes, test_map, existing, commit)
         print(f"{len(work)} mutants to judge", flush=True)
+        jobs: queue.Queue = queue.Queue()
+        for copy in copies:
+            jobs.put(Job(copy))
 
         def judge(item):
             mutant, tests = item
-            copy = copies.get()
+            job = jobs.get()
             try:
-                timeout = test_map.budget(tests) if test_map else 900
-                verdict = _judge(mutant, copy, base + tests, timeout)
+                timeout = test_map.budget(tests) if test_map and tests else 900
+                verdict = "survived"
+                if tests:
+                    verdict = job.judge(mutant, base + tests, timeout)
                 if verdict == "survived" and not args.tests:
                     # mutmut's map leaves out the tests that run the tool as
-                    # a program (setup.cfg); here the program runs the copy.
+                    # a program (setup.cfg), and functions deeper than its
+                    # stack limit: the test files about the module.
                     related = related_tests(mutant.module)
-                    verdict = _judge(mutant, copy, confirm + related, 900)
+                    verdict = job.judge(mutant, confirm + related, 900)
             finally:
-                copies.put(copy)
+                jobs.put(job)
             kept[mutant.module].keep(mutant, verdict, commit)
             print(f"{mutant.module}:{mutant.line} {mutant.key}: {verdict}", flush=True)
 
-        with ThreadPoolExecutor(args.jobs) as pool:
-            list(pool.map(judge, work))
+        try:
+            with ThreadPoolExecutor(args.jobs) as pool:
+                list(pool.map(judge, work))
+        finally:
+            while not jobs.empty():
+                jobs.get().close()
     return kept
 
 
@@ -411,7 +474,10 @@ def related_tests(module: str) -> list[str]:
 def _collected(copy: Path, base: list[str]) -> set[str]:
     """The node ids of the tests pytest collects in ``copy``."""
     out = subprocess.run(
-        [*base, "--collect-only"], cwd=copy, capture_output=True, text=True
+        [sys.executable, "-m", "pytest", *base, "--collect-only"],
+        cwd=copy,
+        capture_output=True,
+        text=True,
     )
     return {line for line in out.stdout.splitlines() if "::" in line}
 
@@ -435,7 +501,7 @@ def _to_judge(args, shapes, test_map, existing, commit):
             tests = args.tests or test_map.select(mutant)
             if existing is not None:
                 tests = [t for t in tests if t in existing]
-            if not tests:
+            if not tests and not related_tests(relative):
                 verdicts.keep(mutant, "no tests", commit)
                 continue
             work.append((mutant, tests))
