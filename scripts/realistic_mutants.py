@@ -87,6 +87,9 @@ _EDGES = {
     cst.GreaterThanEqual: cst.GreaterThan,
     cst.GreaterThan: cst.GreaterThanEqual,
 }
+# Seconds for a survivor's run on its module's test files (the longest, the
+# command line's, takes about a minute): a mutant that loops is a timeout.
+CONFIRM_BUDGET = 240
 _EXITS = (cst.Return, cst.Raise, cst.Continue, cst.Break)
 _SEPARATOR = "ǁ"  # mutmut's, between a class and its method's name
 
@@ -443,7 +446,7 @@ def run(args) -> dict[str, Verdicts]:
                     # a program (setup.cfg), and functions deeper than its
                     # stack limit: the test files about the module.
                     related = related_tests(mutant.module)
-                    verdict = job.judge(mutant, confirm + related, 900)
+                    verdict = job.judge(mutant, confirm + related, CONFIRM_BUDGET)
             finally:
                 jobs.put(job)
             kept[mutant.module].keep(mutant, verdict, commit)
