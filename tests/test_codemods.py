@@ -747,3 +747,40 @@ def test_nixl_codemod_is_already_applied_only_when_every_branch_is():
         other,
         "the check is not reported as fixable",
     )
+
+
+@pytest.mark.parametrize(
+    "look_alike",
+    [
+        "is_mla_region = isinstance(other_spec, MLAAttentionSpec)",
+        "is_mla_region = isinstance(self.layer_spec, MLAAttentionSpec)",
+        "is_mla_region = issubclass(layer_spec, MLAAttentionSpec)",
+        "is_mla_region = self.isinstance(layer_spec, MLAAttentionSpec)",
+        "is_mla_region = isinstance(layer_spec, MLAAttentionSpec, strict)",
+        "is_mla_region = use_mla",
+        "is_mla_region = checked = isinstance(layer_spec, MLAAttentionSpec)",
+        "self.is_mla_region = isinstance(layer_spec, MLAAttentionSpec)",
+        "is_sliding_region = isinstance(layer_spec, MLAAttentionSpec)",
+    ],
+    ids=[
+        "another-variable",
+        "an-attribute-tested",
+        "issubclass",
+        "a-method-named-isinstance",
+        "three-arguments",
+        "not-a-call",
+        "two-targets",
+        "an-attribute-assigned",
+        "another-name-assigned",
+    ],
+)
+def test_nixl_site_is_exactly_is_mla_region_equals_isinstance_of_layer_spec(look_alike):
+    """Only `is_mla_region = isinstance(layer_spec, ...)` is PR #45831's
+    site: an assignment that only looks like it is left as it is, and the
+    codemod says vLLM may have moved the code."""
+    from vllm_spec_lint.faces.codemods import nixl_mla_region
+
+    site = "is_mla_region = isinstance(layer_spec, MLAAttentionSpec)"
+    text = WORKER_WITH_MORE_CHECKS.replace(site, look_alike)
+    outcome = nixl_mla_region(text, None)
+    assert (outcome.status, outcome.text) == ("not found", text)

@@ -92,6 +92,60 @@ CASES = {
         DSV4_GUARD + "    register_all(specs)\n" + MLA_ONLY,
         True,
     ),
+    # What else may stand between: pass, an assert, an annotated assignment.
+    "pass-between": (DSV4_GUARD + "    pass\n" + MLA_ONLY, False),
+    "an-assert-between": (DSV4_GUARD + "    assert other\n" + MLA_ONLY, False),
+    "an-annotated-assignment-between": (
+        DSV4_GUARD + "    limit: int = 4\n" + MLA_ONLY,
+        False,
+    ),
+    # A yield hands control out (the caller may use the collection).
+    "a-yield-in-an-assignment-between": (
+        DSV4_GUARD + "    sent = yield other\n" + MLA_ONLY,
+        True,
+    ),
+    "the-collection-as-one-of-two-targets-between": (
+        DSV4_GUARD + "    limit = specs = other\n" + MLA_ONLY,
+        True,
+    ),
+    # A guard between raises only when all its body raises.
+    "a-guard-with-a-call-before-its-raise-between": (
+        DSV4_GUARD
+        + "    if other is None:\n        use(specs)\n        raise ValueError('o')\n"
+        + MLA_ONLY,
+        True,
+    ),
+    "a-guard-with-a-call-and-a-raise-on-one-line-between": (
+        DSV4_GUARD
+        + "    if other is None:\n        use(specs); raise ValueError('o')\n"
+        + MLA_ONLY,
+        True,
+    ),
+    "a-guard-with-a-nested-if-between": (
+        DSV4_GUARD
+        + "    if other is None:\n        if specs:\n            raise ValueError('o')\n"
+        + MLA_ONLY,
+        True,
+    ),
+    "a-guard-with-an-else-between": (
+        DSV4_GUARD
+        + "    if other is None:\n        raise ValueError('o')\n"
+        + "    else:\n        use(specs)\n"
+        + MLA_ONLY,
+        True,
+    ),
+    # A rejection with an else is no rejection: the else takes the rest.
+    "a-rejection-with-an-else": (
+        DSV4_GUARD + MLA_ONLY + "    else:\n        use(specs)\n",
+        True,
+    ),
+    # A raising check in an `or`: its failure does not skip the raise, but
+    # the raise itself lets nothing through; the rejection covers the rest.
+    "a-raising-check-or-another-test-then-a-rejection": (
+        "    if any(isinstance(spec, MLAAttentionSpec) for spec in specs.values()) or other:\n"
+        "        raise ValueError('MLA')\n" + MLA_ONLY,
+        False,
+    ),
     "a-loop-between": (
         DSV4_GUARD + "    for spec in specs.values():\n        use(spec)\n" + MLA_ONLY,
         True,
@@ -168,6 +222,7 @@ FIRST_CHECK_ROW = {
     "a-negated-check-lets-the-companion-into-the-body": 9,
     "a-doubly-negated-check-skips-a-quiet-body": 9,
     "a-check-or-another-test-lets-the-companion-into-the-body": 9,
+    "a-raising-check-or-another-test-then-a-rejection": 9,
 }
 
 

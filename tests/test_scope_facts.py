@@ -224,11 +224,26 @@ def test_a_filter_inside_any_or_all_is_excused_by_a_test_of_the_collection(
     ]
 
 
-def test_a_filter_building_a_list_is_not_excused_by_a_test_of_the_collection():
-    body = """\
+@pytest.mark.parametrize(
+    "built",
+    [
+        "[s for s in specs if isinstance(s, MLAAttentionSpec)]",
+        "{s for s in specs if isinstance(s, MLAAttentionSpec)}",
+        "{s: 1 for s in specs if isinstance(s, MLAAttentionSpec)}",
+        # A generator handed to anything but any()/all() builds one too,
+        "tuple(s for s in specs if isinstance(s, MLAAttentionSpec))",
+        # and any() over a list decides after the list is built.
+        "any([s.ready for s in specs if isinstance(s, MLAAttentionSpec)])",
+    ],
+    ids=["list", "set", "dict", "generator-to-tuple", "list-in-any"],
+)
+def test_a_filter_building_a_collection_is_not_excused_by_a_test_of_the_collection(
+    built,
+):
+    body = f"""\
     def f(specs):
         if any(isinstance(s, SlidingWindowMLASpec) for s in specs):
             log()
-        return [s for s in specs if isinstance(s, MLAAttentionSpec)]
+        return {built}
     """
     assert _verdicts(body) == [(6, None)]

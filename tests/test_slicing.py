@@ -625,3 +625,16 @@ def test_screen_keeps_every_possible_finding(name):
         found = analyze_source(text, "x.py", config, module_name="vllm.x.y")
         if found.findings:
             assert kept
+
+
+@pytest.mark.parametrize(
+    "builtin", ["isinstance", "issubclass", "type", "all", "any", "frozenset"]
+)
+def test_a_definition_rebinding_a_builtin_the_rules_resolve_is_kept_as_a_stub(
+    builtin,
+):
+    """The rules read these names as builtins unless the module rebinds
+    them: the slice keeps the definition (as a stub) for every one of them,
+    also where the check does not call it."""
+    text = f"def {builtin}(a, b):\n    return True\n" + TEST
+    assert _slice(text).text == f"def {builtin}(): pass\n" + TEST
