@@ -165,9 +165,7 @@ def test_a_virtual_environment_without_vllm_falls_through(tmp_path):
     assert findings(".", cwd=tree, env=env) == ["VSL001"]
 
 
-def test_the_interpreters_vllm_is_found_by_its_top_level_package(
-    tmp_path, monkeypatch
-):
+def test_the_interpreters_vllm_is_found_by_its_top_level_package(tmp_path, monkeypatch):
     # In this process (the command line test below runs another interpreter).
     kci = write_covering_hierarchy(tmp_path / "path")
     (tmp_path / "path" / "vllm" / "__init__.py").write_text("")
