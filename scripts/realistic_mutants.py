@@ -73,6 +73,7 @@ PACKAGE = REPO / "vllm_spec_lint"
 VERDICTS = REPO / "mutation" / "realistic"
 EQUIVALENT = VERDICTS / "equivalent.json"
 STATS = REPO / "mutants" / "mutmut-stats.json"
+LINES = REPO / "mutants" / "line-tests.json"  # written by --map-lines
 SHAPES = (
     "drop-operand",
     "all-any",
@@ -411,6 +412,7 @@ def _judge_cold(mutant: Mutant, copy: Path, args: list[str], timeout: float) -> 
 def run(args) -> dict[str, Verdicts]:
     shapes = set(args.shape or SHAPES)
     test_map = None if args.tests else TestMap.read(args.stats)
+    line_tests = json.loads(args.lines.read_text()) if args.lines.exists() else {}
     base = ["-x", "-q", *pytest_options()]
     base += ["-k", args.keyword] if args.keyword else []
     confirm = ["-x", "-q", "-p", "no:cacheprovider", "-m", "not release"]
@@ -446,6 +448,9 @@ def run(args) -> dict[str, Verdicts]:
                     # a program (setup.cfg), and functions deeper than its
                     # stack limit: the test files about the module.
                     related = related_tests(mutant.module)
+                    related += line_tests.get(mutant.module, {}).get(
+                        str(mutant.line), []
+                    )
                     verdict = job.judge(mutant, confirm + related, CONFIRM_BUDGET)
             finally:
                 jobs.put(job)
@@ -459,6 +464,51 @@ def run(args) -> dict[str, Verdicts]:
             while not jobs.empty():
                 jobs.get().close()
     return kept
+
+
+def map_lines(out: Path) -> None:
+    """Which tests run each line of the package: the suite under coverage
+    with each test's name as its context (mutmut's map stops 12 frames
+    below a test, so a model module's lines are missing from it). With
+    ``MUTANT_UNDER_TEST`` the command line runs in the test's process."""
+    import coverage
+
+    with tempfile.TemporaryDirectory(prefix="vsl-lines-") as folder:
+        rcfile = Path(folder) / "coveragerc"
+        data_file = Path(folder) / "coverage.db"
+        rcfile.write_text(
+            "[run]\nsource = vllm_spec_lint\ndynamic_context = test_function\n"
+            f"data_file = {data_file}\n"
+        )
+        environment = dict(os.environ, MUTANT_UNDER_TEST="realistic")
+        subprocess.run(
+            [sys.executable, "-m", "coverage", "run", f"--rcfile={rcfile}", "-m",
+             "pytest", "-q", *pytest_options(), "tests"],
+            cwd=REPO, env=environment, check=False,
+        )  # fmt: skip
+        data = coverage.CoverageData(basename=str(data_file))
+        data.read()
+        lines: dict[str, dict[str, list[str]]] = {}
+        for measured in data.measured_files():
+            module = Path(measured).resolve().relative_to(REPO).as_posix()
+            by_line = data.contexts_by_lineno(measured)
+            lines[module] = {
+                str(line): sorted({_node_id(c) for c in contexts if c})
+                for line, contexts in by_line.items()
+            }
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(lines, sort_keys=True) + "\n")
+
+
+def _node_id(context: str) -> str:
+    """``tests.test_cli.test_x`` (coverage's context) -> pytest's
+    ``tests/test_cli.py::test_x``."""
+    parts = context.split(".")
+    for cut in range(len(parts) - 1, 0, -1):
+        path = Path(*parts[:cut]).with_suffix(".py")
+        if (REPO / path).is_file():
+            return path.as_posix() + "::" + "::".join(parts[cut:])
+    return context
 
 
 @functools.cache
@@ -574,6 +624,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tests", action="append", help="these tests for every mutant")
     parser.add_argument("--stats", type=Path, default=STATS)
     parser.add_argument("--verdicts", type=Path, default=VERDICTS)
+    parser.add_argument(
+        "--lines", type=Path, default=LINES, help="the tests that run each line"
+    )
+    parser.add_argument(
+        "--map-lines", action="store_true", help="write --lines, then stop"
+    )
     parser.add_argument("--shape", action="append", choices=SHAPES)
     parser.add_argument("-k", dest="keyword", help="pytest's -k")
     parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)
@@ -590,6 +646,9 @@ def main(argv: list[str] | None = None) -> int:
         "--report", action="store_true", help="print the kept verdicts only"
     )
     args = parser.parse_args(argv)
+    if args.map_lines:
+        map_lines(args.lines)
+        return 0
     if not args.report:
         run(args)
     modules = args.modules or default_modules()

@@ -8,7 +8,9 @@ most of a mutant's run when each ran in a new process. Here they are
 imported once (a ``--collect-only`` of the whole suite), and each request
 is a fork: the child swaps the mutated function's code into the function
 object itself, so every module that imported it sees the mutant, clears
-the package's ``functools`` caches, and runs ``pytest.main``. The mutated
+the package's ``functools`` caches, and runs ``pytest.main``; a mutated
+module constant replaces the old value in the module and wherever it was
+imported. The mutated
 module is also written to disk for the request's duration, for the tests
 that run the tool as a program. mutmut runs its mutants the same way
 (forked from a process that ran its stats phase).
@@ -16,8 +18,8 @@ that run the tool as a program. mutmut runs its mutants the same way
 A request: ``{"module": path in the copy, "function": mutmut's name or
 null, "code": the mutated module, "args": pytest's arguments, "timeout":
 seconds}``. The answer: ``{"status": pytest's exit status, or "timeout",
-or "cold" when the mutant cannot be swapped in (outside a function, a
-nested function, another number of free variables), "tail": the end of
+or "cold" when the mutant cannot be swapped in (a class body or a
+statement outside every function, another number of free variables), "tail": the end of
 pytest's output}``.
 """
 
@@ -65,12 +67,46 @@ def _code(code: types.CodeType, qualname: str, name: str):
     return None
 
 
+def _swap_constants(module: types.ModuleType, code: str) -> bool:
+    """A mutant outside every function: the module's constants that differ
+    when the mutated module runs, put in its place and wherever they were
+    imported. False when no constant differs (a class body, a statement)."""
+    fresh = {"__name__": module.__name__, "__file__": module.__file__}
+    exec(compile(code, module.__file__, "exec"), fresh)  # noqa: S102
+    kinds = (types.FunctionType, type, types.ModuleType)
+    changed = {
+        name: (module.__dict__[name], value)
+        for name, value in fresh.items()
+        if name in module.__dict__
+        and not name.startswith("__")
+        and not isinstance(value, kinds)
+        and not _same(module.__dict__[name], value)
+    }
+    if not changed:
+        return False
+    here = os.getcwd() + os.sep  # the copy: the package and the tests
+    for holder in list(sys.modules.values()):
+        if (getattr(holder, "__file__", None) or "").startswith(here):
+            for old, new in changed.values():
+                for key, value in list(vars(holder).items()):
+                    if value is old:
+                        setattr(holder, key, new)
+    return True
+
+
+def _same(old, new) -> bool:
+    try:
+        return type(old) is type(new) and bool(old == new)
+    except Exception:  # noqa: BLE001 - objects that cannot be compared differ
+        return False
+
+
 def _swap(request: dict) -> bool:
     """Put the mutant's function code in place; False when it cannot be."""
-    if not request.get("function"):
-        return False
     dotted = request["module"].removesuffix(".py").replace("/", ".")
     module = importlib.import_module(dotted)
+    if not request.get("function"):
+        return _swap_constants(module, request["code"])
     original = _function(module, request["function"])
     if original is None:
         return False
@@ -166,6 +202,9 @@ def main() -> int:
     os.dup2(quiet, 1)
     pytest.main(["-q", "--collect-only", "-p", "no:cacheprovider", "tests"])
     os.dup2(saved, 1)
+    package = getattr(sys.modules.get("vllm_spec_lint"), "__file__", "") or ""
+    if not package.startswith(str(copy) + os.sep):
+        sys.exit(f"the suite imported the package from {package!r}, not {copy}")
     print(json.dumps({"ready": True}), flush=True)
     stamp = time.time() - 10**6  # every write a second later than the last
     for line in sys.stdin:
