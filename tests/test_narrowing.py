@@ -1117,3 +1117,20 @@ def test_a_shadowed_filter_says_nothing_of_the_elements():
         return isinstance(full[0], MLAAttentionSpec)
     """
     assert reported(body) == [3]
+
+
+def test_a_loop_variable_reassigned_between_two_tests_is_another_value():
+    """Two tests of the loop's own variable: they test the same value only
+    while it is not reassigned between them, although both iterate the same
+    collection (which is not reassigned)."""
+    body = """\
+def f(specs: list[KVCacheSpec], other: KVCacheSpec) -> None:
+    for spec in specs:
+        if isinstance(spec, MLAAttentionSpec):
+            use(spec)
+        spec = other
+        if isinstance(spec, SlidingWindowMLASpec):
+            use(spec)
+"""
+    assert reported(body) == [3]
+    assert reported(body.replace("        spec = other\n", "")) == []

@@ -132,24 +132,53 @@ def test_a_mutants_tests_are_its_functions_fastest_first():
 
 
 def test_a_mutant_the_tests_notice_is_killed_one_they_miss_survives(tmp_path):
-    (tmp_path / "mod.py").write_text("def small(n):\n    return n <= 3\n")
+    """Through the warm pytest (scripts/warm_pytest.py): the function's code
+    is swapped in a forked child, and the file on disk is the mutant's for
+    the run only."""
+    original = "LIMIT = 3\n\n\ndef small(n):\n    return n <= LIMIT\n"
+    (tmp_path / "mod.py").write_text(original)
     (tmp_path / "test_mod.py").write_text(
         "from mod import small\n\n\ndef test_small():\n    assert small(3)\n"
     )
-    command = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider"]
+    job = rm.Job(tmp_path)
+    options = ["-x", "-q", "-p", "no:cacheprovider"]
 
-    def judge(code, tests):
-        mutant = rm.Mutant("mod.py", 2, "edge", "k", "x_small", "sha", code)
-        return rm._judge(mutant, tmp_path, command + tests, timeout=120)
+    def judge(code, tests, function="x_small"):
+        mutant = rm.Mutant("mod.py", 5, "edge", "k", function, "sha", code)
+        return job.judge(mutant, options + tests, timeout=120)
 
-    edge = "def small(n):\n    return n < 3\n"
-    assert judge(edge, ["test_mod.py::test_small"]) == "killed"
-    looser = "def small(n):\n    return n <= 4\n"
-    assert judge(looser, ["test_mod.py::test_small"]) == "survived"
-    # The module is as it was after each.
-    assert (tmp_path / "mod.py").read_text() == "def small(n):\n    return n <= 3\n"
-    with pytest.raises(RuntimeError, match="could not run the tests"):
-        judge(edge, ["test_mod.py::test_gone"])
+    try:
+        edge = original.replace("<=", "<")
+        assert judge(edge, ["test_mod.py::test_small"]) == "killed"
+        looser = original.replace("n <= LIMIT", "n <= LIMIT + 1")
+        assert judge(looser, ["test_mod.py::test_small"]) == "survived"
+        # Each mutant alone: the next child has the original code again.
+        assert judge(original, ["test_mod.py::test_small"]) == "survived"
+        # A constant outside every function: the new value, where it is read.
+        assert judge(original.replace("3", "2", 1), [], function=None) == "killed"
+        assert (tmp_path / "mod.py").read_text() == original
+        with pytest.raises(RuntimeError, match="could not run the tests"):
+            judge(edge, ["test_mod.py::test_gone"])
+    finally:
+        job.close()
+
+
+def test_a_mutant_that_cannot_be_swapped_in_runs_in_a_new_pytest(tmp_path):
+    original = "class Limits:\n    LIMIT = 3\n\n\ndef small(n):\n    return n <= Limits.LIMIT\n"
+    (tmp_path / "mod.py").write_text(original)
+    (tmp_path / "test_mod.py").write_text(
+        "from mod import small\n\n\ndef test_small():\n    assert small(3)\n"
+    )
+    job = rm.Job(tmp_path)
+    try:
+        # A class attribute: no module constant differs, so not swapped.
+        mutant = rm.Mutant(
+            "mod.py", 2, "edge", "k", None, "sha", original.replace("3", "2", 1)
+        )
+        assert job.judge(mutant, ["-q", "test_mod.py"], timeout=120) == "killed"
+        assert (tmp_path / "mod.py").read_text() == original
+    finally:
+        job.close()
 
 
 def test_the_report_scores_judged_mutants_less_the_equivalent_ones(
