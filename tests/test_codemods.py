@@ -731,6 +731,16 @@ def test_nixl_codemod_fixes_every_branchs_check_that_leaves_the_companion_out(
     assert outcome.text == expected
 
 
+def test_nixl_codemod_fixes_the_branch_left_when_the_other_was_fixed_by_hand():
+    from vllm_spec_lint.faces.codemods import nixl_mla_region
+
+    imported = WORKER_WITH_TWO_CHECKS.replace(*IMPORTS)
+    text = imported.replace("FIRST", BY_HAND).replace("SECOND", MLA)
+    outcome = nixl_mla_region(text, None)
+    assert outcome.status == "applied"
+    assert outcome.text == text.replace(MLA, FIXED_CHECK)
+
+
 def test_nixl_codemod_is_already_applied_only_when_every_branch_is():
     from vllm_spec_lint.faces.codemods import nixl_mla_region
 

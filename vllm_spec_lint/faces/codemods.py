@@ -14,7 +14,7 @@ and nothing else in the file may move.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import libcst as cst
@@ -39,9 +39,13 @@ def _settings_for(folder: Path) -> tuple[Config, ClassHierarchy]:
     return config, load_hierarchy([folder], [], config, [])
 
 
-def _fix_text(text: str, filename: str | None, select=lambda f: True):
+def _fix_text(
+    text: str, filename: str | None, select=lambda f: True, strict: bool = False
+):
     path = Path(filename) if filename else Path("<module>")
     config, hierarchy = _settings_for(path.absolute().parent)
+    if strict:
+        config = replace(config, strict=True)
     from vllm_spec_lint.edges.discovery import module_name_for
 
     return fix_source(
@@ -139,12 +143,16 @@ def nixl_mla_region(text: str, filename: str | None) -> NixlOutcome:
         return NixlOutcome("already applied", text)
     # Every such check that leaves the companion out: a branch left as it
     # was would keep the bug for the layers that take it.
+    # Strict: the PR's site is the bug whatever the default mode infers from
+    # the function around it (a branch fixed by hand is not a deliberate
+    # handling of the other branch's layers).
     result = _fix_text(
         text,
         filename,
         select=lambda f: (
             f.code == "VSL001" and f.location in locator.classinfo_positions
         ),
+        strict=True,
     )
     if result.failure is None and result.text != text:
         return NixlOutcome("applied", result.text)
