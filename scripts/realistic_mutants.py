@@ -430,6 +430,15 @@ def run(args) -> dict[str, Verdicts]:
         # mutmut's map may name tests renamed since: only today's are run.
         existing = None if args.tests else _collected(copies[0], base)
         kept, work = _to_judge(args, shapes, test_map, existing, commit)
+        if existing is not None:  # the line map may name tests renamed since
+            known = {node.split("[", 1)[0] for node in existing}
+            line_tests = {
+                module: {
+                    line: [t for t in tests if t in known]
+                    for line, tests in lines.items()
+                }
+                for module, lines in line_tests.items()
+            }
         print(f"{len(work)} mutants to judge", flush=True)
         jobs: queue.Queue = queue.Queue()
         for copy in copies:
