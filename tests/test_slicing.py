@@ -638,3 +638,12 @@ def test_a_definition_rebinding_a_builtin_the_rules_resolve_is_kept_as_a_stub(
     also where the check does not call it."""
     text = f"def {builtin}(a, b):\n    return True\n" + TEST
     assert _slice(text).text == f"def {builtin}(): pass\n" + TEST
+
+
+def test_a_relative_import_without_a_module_is_read_as_binding_its_names():
+    """``from . import x`` names no module: its names are bound here (not
+    trusted as the spec classes), and the rest is sliced as usual."""
+    text = "from . import MLAAttentionSpec\n\n\ndef unrelated():\n    pass\n" + TEST
+    result = _slice(text)
+    assert result.text == "from . import MLAAttentionSpec\n\n\n" + TEST
+    assert result.rows == [1, 2, 3, 6, 7]
