@@ -1134,3 +1134,14 @@ def f(specs: list[KVCacheSpec], other: KVCacheSpec) -> None:
 """
     assert reported(body) == [3]
     assert reported(body.replace("        spec = other\n", "")) == []
+
+
+def test_a_check_in_an_asserts_message_is_not_a_loud_failure():
+    """Only the assert's test fails loudly; a check in its message decides
+    nothing and is reported like any other."""
+    body = """\
+def f(spec: KVCacheSpec) -> None:
+    assert spec is not None, isinstance(spec, MLAAttentionSpec)
+"""
+    assert reported(body) == [2]
+    assert reported(body.replace("spec is not None, ", "")) == []
