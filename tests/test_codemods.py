@@ -794,3 +794,15 @@ def test_nixl_site_is_exactly_is_mla_region_equals_isinstance_of_layer_spec(look
     text = WORKER_WITH_MORE_CHECKS.replace(site, look_alike)
     outcome = nixl_mla_region(text, None)
     assert (outcome.status, outcome.text) == ("not found", text)
+
+
+def test_nixl_codemod_class_without_a_file_name_transforms_the_text(tmp_path):
+    """A module handed over without a file name (libcst's API used
+    directly): nothing tells it is not the worker, so it is transformed."""
+    from libcst.codemod import TransformSuccess
+
+    from vllm_spec_lint.faces.codemods import NixlMlaRegion
+
+    applied = _transform(NixlMlaRegion, WORKER_WITH_MORE_CHECKS, None)
+    assert isinstance(applied, TransformSuccess)
+    assert "layer_spec, (MLAAttentionSpec, SlidingWindowMLASpec)\n" in applied.code
