@@ -91,6 +91,8 @@ _EDGES = {
 # Seconds for a survivor's run on its module's test files (the longest, the
 # command line's, takes about a minute): a mutant that loops is a timeout.
 CONFIRM_BUDGET = 240
+# Of the tests that run a survivor's line, the fastest this many.
+LINE_TESTS = 150
 _EXITS = (cst.Return, cst.Raise, cst.Continue, cst.Break)
 _SEPARATOR = "ǁ"  # mutmut's, between a class and its method's name
 
@@ -440,6 +442,15 @@ def run(args) -> dict[str, Verdicts]:
                 for module, lines in line_tests.items()
             }
         print(f"{len(work)} mutants to judge", flush=True)
+        durations: Counter = Counter()  # by test function, all its cases
+        for node, seconds in (test_map.durations if test_map else {}).items():
+            durations[node.split("[", 1)[0]] += seconds
+
+        def fastest(tests: list[str]) -> list[str]:
+            """The line's fastest tests: a model line runs under most of the
+            suite, and a survivor runs all it is given."""
+            return sorted(tests, key=lambda t: durations.get(t, 1.0))[:LINE_TESTS]
+
         jobs: queue.Queue = queue.Queue()
         for copy in copies:
             jobs.put(Job(copy))
@@ -455,11 +466,12 @@ def run(args) -> dict[str, Verdicts]:
                 if verdict == "survived" and not args.tests:
                     # mutmut's map leaves out the tests that run the tool as
                     # a program (setup.cfg), and functions deeper than its
-                    # stack limit: the test files about the module.
-                    related = related_tests(mutant.module)
-                    related += line_tests.get(mutant.module, {}).get(
+                    # stack limit: the test files about the module, and the
+                    # tests that ran the line.
+                    on_line = line_tests.get(mutant.module, {}).get(
                         str(mutant.line), []
                     )
+                    related = [*related_tests(mutant.module), *fastest(on_line)]
                     verdict = job.judge(mutant, confirm + related, CONFIRM_BUDGET)
             finally:
                 jobs.put(job)
