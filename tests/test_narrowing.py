@@ -1145,3 +1145,16 @@ def f(spec: KVCacheSpec) -> None:
 """
     assert reported(body) == [2]
     assert reported(body.replace("spec is not None, ", "")) == []
+
+
+def test_a_test_of_the_exact_type_of_the_companion_is_deliberate_handling():
+    body = """\
+def kind(spec: KVCacheSpec) -> str:
+    if isinstance(spec, MLAAttentionSpec):
+        return "mla"
+    if type(spec) is SlidingWindowMLASpec:
+        return "swa-mla"
+    return "other"
+"""
+    assert reported(body) == []
+    assert reported(body.replace("type(spec) is SlidingWindowMLASpec", "spec")) == [2]

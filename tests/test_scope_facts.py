@@ -234,8 +234,9 @@ def test_a_filter_inside_any_or_all_is_excused_by_a_test_of_the_collection(
         "tuple(s for s in specs if isinstance(s, MLAAttentionSpec))",
         # and any() over a list decides after the list is built.
         "any([s.ready for s in specs if isinstance(s, MLAAttentionSpec)])",
+        "make()(s for s in specs if isinstance(s, MLAAttentionSpec))",
     ],
-    ids=["list", "set", "dict", "generator-to-tuple", "list-in-any"],
+    ids=["list", "set", "dict", "generator-to-tuple", "list-in-any", "called-call"],
 )
 def test_a_filter_building_a_collection_is_not_excused_by_a_test_of_the_collection(
     built,
