@@ -314,3 +314,16 @@ def test_a_rejection_that_keeps_out_one_of_two_companions_leaves_the_check_repor
     [check] = analysis.findings
     assert (check.code, check.location) == ("VSL001", (6, 26))
     assert check.message.endswith("leaves out SlidingWindowMLASpec, ChunkedMLASpec")
+
+
+def test_a_later_rejection_at_module_level_covers_the_check():
+    """The same partition as module code, not in a function: its
+    statements stand in the module's body."""
+    code = textwrap.dedent(DSV4_GUARD + MLA_ONLY)
+    source = _module("specs = load()\n" + code)
+    assert [r for c, r, _ in findings(source) if c == "VSL001"] == []
+    # Its twin: a rejection that admits the companion (through its parent).
+    admits = source.replace(
+        "isinstance(spec, MLAAttentionSpec) for", "isinstance(spec, AttentionSpec) for"
+    )
+    assert [r for c, r, _ in findings(admits) if c == "VSL001"] == [10]
