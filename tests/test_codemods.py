@@ -771,6 +771,9 @@ def test_nixl_codemod_is_already_applied_only_when_every_branch_is():
         "is_mla_region = checked = isinstance(layer_spec, MLAAttentionSpec)",
         "self.is_mla_region = isinstance(layer_spec, MLAAttentionSpec)",
         "is_sliding_region = isinstance(layer_spec, MLAAttentionSpec)",
+        "is_mla_region, seen = isinstance(layer_spec, MLAAttentionSpec), True",
+        "is_mla_region = checker()(layer_spec, MLAAttentionSpec)",
+        "is_mla_region = isinstance(spec_of(layer_spec), MLAAttentionSpec)",
     ],
     ids=[
         "another-variable",
@@ -782,6 +785,9 @@ def test_nixl_codemod_is_already_applied_only_when_every_branch_is():
         "two-targets",
         "an-attribute-assigned",
         "another-name-assigned",
+        "a-tuple-assigned",
+        "a-called-call",
+        "a-call-tested",
     ],
 )
 def test_nixl_site_is_exactly_is_mla_region_equals_isinstance_of_layer_spec(look_alike):
@@ -793,7 +799,12 @@ def test_nixl_site_is_exactly_is_mla_region_equals_isinstance_of_layer_spec(look
     site = "is_mla_region = isinstance(layer_spec, MLAAttentionSpec)"
     text = WORKER_WITH_MORE_CHECKS.replace(site, look_alike)
     outcome = nixl_mla_region(text, None)
-    assert (outcome.status, outcome.text) == ("not found", text)
+    assert outcome == type(outcome)(
+        "not found",
+        text,
+        "no `is_mla_region = isinstance(layer_spec, ...)` in "
+        "register_kv_caches: vLLM may have moved this code",
+    )
 
 
 def test_nixl_codemod_class_without_a_file_name_transforms_the_text(tmp_path):
@@ -806,3 +817,22 @@ def test_nixl_codemod_class_without_a_file_name_transforms_the_text(tmp_path):
     applied = _transform(NixlMlaRegion, WORKER_WITH_MORE_CHECKS, None)
     assert isinstance(applied, TransformSuccess)
     assert "layer_spec, (MLAAttentionSpec, SlidingWindowMLASpec)\n" in applied.code
+
+
+def test_nixl_codemod_says_why_the_fix_was_not_made(tmp_path, monkeypatch):
+    """A fix that fails (here the project's formatter breaks the code) is
+    not written, and the codemod says why, not just that nothing was fixed."""
+    from vllm_spec_lint.faces.codemods import nixl_mla_region
+
+    fake_black(monkeypatch, tmp_path, "echo 'def ('\n")
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.vllm-spec-lint]\nfix-formatter = "black"\n'
+    )
+    worker = tmp_path / "base_worker.py"
+    worker.write_text(WORKER_WITH_MORE_CHECKS)
+    outcome = nixl_mla_region(WORKER_WITH_MORE_CHECKS, str(worker))
+    assert outcome == type(outcome)(
+        "not found",
+        WORKER_WITH_MORE_CHECKS,
+        "the fixed code does not parse; not written",
+    )
