@@ -562,9 +562,11 @@ def _to_judge(args, shapes, test_map, existing, commit):
     kept: dict[str, Verdicts] = {}
     work: list[tuple[Mutant, list[str]]] = []
     again = ("survived", "no tests") if args.again else ()
+    equivalent = json.loads(EQUIVALENT.read_text()) if EQUIVALENT.exists() else {}
     for module in args.modules or default_modules():
         relative = str((REPO / module).resolve().relative_to(REPO))
         verdicts = kept[relative] = Verdicts(relative, args.verdicts)
+        listed = equivalent.get(relative, {})
         for mutant in mutants(REPO / relative, shapes, Path(relative)):
             standing = verdicts.standing(mutant)
             named = f"{mutant.module}:{mutant.line}" in (args.only or ())
@@ -572,6 +574,8 @@ def _to_judge(args, shapes, test_map, existing, commit):
                 continue
             if standing and not named and standing not in again:
                 continue
+            if standing and not named and mutant.key in listed:
+                continue  # judged equivalent: --again leaves it
             tests = args.tests or test_map.select(mutant)
             if existing is not None:
                 tests = [t for t in tests if t in existing]

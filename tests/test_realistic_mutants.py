@@ -4,6 +4,7 @@ prints."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from pathlib import Path
@@ -228,3 +229,27 @@ def test_a_survivor_is_tried_on_the_test_files_about_its_module():
     assert {"tests/test_lsp.py", "tests/test_lsp_in_process.py"} <= set(related)
     assert "tests/test_globs.py" not in related
     assert "tests/test_globs.py" in rm.related_tests("vllm_spec_lint/core/globs.py")
+
+
+def test_again_judges_the_survivors_but_not_the_ones_listed_as_equivalent(
+    module, tmp_path, monkeypatch
+):
+    monkeypatch.setattr(rm, "REPO", tmp_path)
+    monkeypatch.setattr(rm, "EQUIVALENT", tmp_path / "equivalent.json")
+    kept = rm.Verdicts("pkg/mod.py", tmp_path / "verdicts")
+    for mutant in _made(module):
+        survived = mutant.key.startswith("drop-operand: x and y")
+        kept.keep(mutant, "survived" if survived else "killed", "abc1234")
+    listed = {"pkg/mod.py": {"drop-operand: x and y -> x": "the reason"}}
+    (tmp_path / "equivalent.json").write_text(json.dumps(listed))
+    args = argparse.Namespace(
+        modules=["pkg/mod.py"],
+        only=None,
+        again=True,
+        tests=["tests/test_mod.py"],
+        verdicts=tmp_path / "verdicts",
+    )
+    _, work = rm._to_judge(args, set(rm.SHAPES), None, None, "abc1234")
+    assert [(m.key, tests) for m, tests in work] == [
+        ("drop-operand: x and y -> y", ["tests/test_mod.py"])
+    ]
