@@ -162,8 +162,10 @@ def _child(request: dict, output: str) -> None:
 def answer(request: dict, copy: Path, stamp: float) -> dict:
     target = copy / request["module"]
     original = target.read_text()
-    output = tempfile.mktemp(prefix="vsl-warm-", suffix=".log")
+    descriptor, output = tempfile.mkstemp(prefix="vsl-warm-", suffix=".log")
+    os.close(descriptor)
     _write(target, request["code"], stamp)
+    pid = None
     try:
         pid = os.fork()
         if pid == 0:
@@ -184,10 +186,11 @@ def answer(request: dict, copy: Path, stamp: float) -> dict:
     finally:
         _write(target, original, stamp + 1)
         Path(output).unlink(missing_ok=True)
-        try:
-            os.killpg(pid, signal.SIGKILL)  # whatever the tests left running
-        except (ProcessLookupError, PermissionError, UnboundLocalError):
-            pass
+        if pid:
+            try:
+                os.killpg(pid, signal.SIGKILL)  # whatever the tests left running
+            except (ProcessLookupError, PermissionError):
+                pass
 
 
 def main() -> int:
