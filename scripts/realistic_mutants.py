@@ -56,6 +56,7 @@ import hashlib
 import json
 import os
 import queue
+import signal
 import subprocess
 import sys
 import tempfile
@@ -290,6 +291,32 @@ class TestMap:
         return 30 + 3 * sum(self.durations.get(t, 1.0) for t in tests)
 
 
+class LineTests:
+    """The tests that ran each line under coverage (``--map-lines``), for a
+    survivor's second run: the fastest of them by mutmut's durations."""
+
+    def __init__(self, lines: dict, known: set[str] | None, test_map: TestMap | None):
+        self.lines = lines
+        self.known = known  # today's tests (the map may name renamed ones)
+        self.durations: Counter = Counter()  # by test function, all its cases
+        for node, seconds in (test_map.durations if test_map else {}).items():
+            self.durations[node.split("[", 1)[0]] += seconds
+
+    @classmethod
+    def read(cls, path: Path, existing: set[str] | None, test_map) -> LineTests:
+        lines = json.loads(path.read_text()) if path.exists() else {}
+        known = None if existing is None else {n.split("[", 1)[0] for n in existing}
+        return cls(lines, known, test_map)
+
+    def fastest(self, mutant: Mutant) -> list[str]:
+        """A model line runs under most of the suite, and a survivor runs
+        every test it is given: the ``LINE_TESTS`` fastest."""
+        tests = self.lines.get(mutant.module, {}).get(str(mutant.line), [])
+        if self.known is not None:
+            tests = [t for t in tests if t in self.known]
+        return sorted(tests, key=lambda t: self.durations.get(t, 1.0))[:LINE_TESTS]
+
+
 class Verdicts:
     """The kept verdicts of one module, written after each change."""
 
@@ -371,14 +398,19 @@ class Job:
         }
         self.server.stdin.write(json.dumps(request) + "\n")
         self.server.stdin.flush()
-        answer = json.loads(self.server.stdout.readline())
+        line = self.server.stdout.readline()
+        if not line:
+            raise RuntimeError(f"the warm pytest in {self.copy} has ended")
+        answer = json.loads(line)
         status = answer["status"]
         if status == "cold":
             return _judge_cold(mutant, self.copy, args, timeout)
         return _verdict(status, answer["tail"])
 
     def close(self) -> None:
-        self.server.stdin.close()
+        """Ends the server, and a mutant's run still going (a run stopped
+        part-way): none is left behind."""
+        self.server.terminate()
         self.server.wait()
 
 
@@ -414,7 +446,6 @@ def _judge_cold(mutant: Mutant, copy: Path, args: list[str], timeout: float) -> 
 def run(args) -> dict[str, Verdicts]:
     shapes = set(args.shape or SHAPES)
     test_map = None if args.tests else TestMap.read(args.stats)
-    line_tests = json.loads(args.lines.read_text()) if args.lines.exists() else {}
     base = ["-x", "-q", *pytest_options()]
     base += ["-k", args.keyword] if args.keyword else []
     confirm = ["-x", "-q", "-p", "no:cacheprovider", "-m", "not release"]
@@ -432,25 +463,8 @@ def run(args) -> dict[str, Verdicts]:
         # mutmut's map may name tests renamed since: only today's are run.
         existing = None if args.tests else _collected(copies[0], base)
         kept, work = _to_judge(args, shapes, test_map, existing, commit)
-        if existing is not None:  # the line map may name tests renamed since
-            known = {node.split("[", 1)[0] for node in existing}
-            line_tests = {
-                module: {
-                    line: [t for t in tests if t in known]
-                    for line, tests in lines.items()
-                }
-                for module, lines in line_tests.items()
-            }
+        line_tests = LineTests.read(args.lines, existing, test_map)
         print(f"{len(work)} mutants to judge", flush=True)
-        durations: Counter = Counter()  # by test function, all its cases
-        for node, seconds in (test_map.durations if test_map else {}).items():
-            durations[node.split("[", 1)[0]] += seconds
-
-        def fastest(tests: list[str]) -> list[str]:
-            """The line's fastest tests: a model line runs under most of the
-            suite, and a survivor runs all it is given."""
-            return sorted(tests, key=lambda t: durations.get(t, 1.0))[:LINE_TESTS]
-
         jobs: queue.Queue = queue.Queue()
         for copy in copies:
             jobs.put(Job(copy))
@@ -468,10 +482,10 @@ def run(args) -> dict[str, Verdicts]:
                     # a program (setup.cfg), and functions deeper than its
                     # stack limit: the test files about the module, and the
                     # tests that ran the line.
-                    on_line = line_tests.get(mutant.module, {}).get(
-                        str(mutant.line), []
-                    )
-                    related = [*related_tests(mutant.module), *fastest(on_line)]
+                    related = [
+                        *related_tests(mutant.module),
+                        *line_tests.fastest(mutant),
+                    ]
                     verdict = job.judge(mutant, confirm + related, CONFIRM_BUDGET)
             finally:
                 jobs.put(job)
@@ -671,6 +685,8 @@ def main(argv: list[str] | None = None) -> int:
         "--report", action="store_true", help="print the kept verdicts only"
     )
     args = parser.parse_args(argv)
+    # Stopped from outside: the jobs' servers end too (run's finally).
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     if args.map_lines:
         map_lines(args.lines)
         return 0

@@ -120,18 +120,17 @@ def _swap(request: dict) -> bool:
 
 
 def _clear_caches() -> None:
-    """Empty every ``functools`` cache of the package: the collection ran
-    some of its functions in this process, before the mutant."""
+    """Empty every ``functools`` cache of the package (its functions and its
+    classes' methods): the collection ran some of them in this process,
+    before the mutant."""
     for name, module in list(sys.modules.items()):
-        if not name.startswith("vllm_spec_lint"):
-            continue
-        for value in list(vars(module).values()):
-            for candidate in (
-                (value, *vars(value).values()) if isinstance(value, type) else (value,)
-            ):
-                clear = getattr(candidate, "cache_clear", None)
-                if callable(clear):
-                    clear()
+        if name.startswith("vllm_spec_lint"):
+            for value in list(vars(module).values()):
+                members = vars(value).values() if isinstance(value, type) else ()
+                for candidate in (value, *members):
+                    clear = getattr(candidate, "cache_clear", None)
+                    if callable(clear):
+                        clear()
 
 
 def _write(path: Path, text: str, stamp: float) -> None:
@@ -144,6 +143,7 @@ def _write(path: Path, text: str, stamp: float) -> None:
 def _child(request: dict, output: str) -> None:
     import pytest
 
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     os.setpgid(0, 0)
     descriptor = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
     os.dup2(descriptor, 1)
@@ -165,9 +165,10 @@ def answer(request: dict, copy: Path, stamp: float) -> dict:
     descriptor, output = tempfile.mkstemp(prefix="vsl-warm-", suffix=".log")
     os.close(descriptor)
     _write(target, request["code"], stamp)
+    global _running
     pid = None
     try:
-        pid = os.fork()
+        pid = _running = os.fork()
         if pid == 0:
             _child(request, output)
         deadline = time.monotonic() + request["timeout"]
@@ -186,6 +187,7 @@ def answer(request: dict, copy: Path, stamp: float) -> dict:
     finally:
         _write(target, original, stamp + 1)
         Path(output).unlink(missing_ok=True)
+        _running = None
         if pid:
             try:
                 os.killpg(pid, signal.SIGKILL)  # whatever the tests left running
@@ -193,8 +195,25 @@ def answer(request: dict, copy: Path, stamp: float) -> dict:
                 pass
 
 
+# The child running a mutant's tests, if any: stopped with this process.
+_running: int | None = None
+
+
+def _stop(signum, frame) -> None:
+    """Terminated (the run was stopped): the child and whatever it started
+    go too, a mutant that loops included."""
+    if _running:
+        try:
+            os.killpg(_running, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    os._exit(128 + signum)
+
+
 def main() -> int:
     import pytest
+
+    signal.signal(signal.SIGTERM, _stop)
 
     copy = Path(sys.argv[1]).resolve()
     os.chdir(copy)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -253,3 +254,58 @@ def test_again_judges_the_survivors_but_not_the_ones_listed_as_equivalent(
     assert [(m.key, tests) for m, tests in work] == [
         ("drop-operand: x and y -> y", ["tests/test_mod.py"])
     ]
+
+
+def test_a_survivors_line_tests_are_todays_fastest_by_test_function(monkeypatch):
+    monkeypatch.setattr(rm, "LINE_TESTS", 2)
+    test_map = rm.TestMap(
+        {
+            "tests_by_mangled_function_name": {},
+            "duration_by_test": {"t.py::a[1]": 3.0, "t.py::a[2]": 3.0, "t.py::b": 0.5},
+        }
+    )
+    lines = {"pkg/mod.py": {"5": ["t.py::a", "t.py::b", "t.py::c", "t.py::gone"]}}
+    existing = {"t.py::a[1]", "t.py::a[2]", "t.py::b", "t.py::c"}
+    line_tests = rm.LineTests.read(Path("/nonexistent"), existing, test_map)
+    assert line_tests.lines == {}
+    line_tests.lines = lines
+    mutant = rm.Mutant("pkg/mod.py", 5, "edge", "k", None, "sha", "")
+    # b (0.5 s), then c (unknown: 1 s); a's cases add up to 6 s; gone is gone.
+    assert line_tests.fastest(mutant) == ["t.py::b", "t.py::c"]
+    other_line = rm.Mutant("pkg/mod.py", 6, "edge", "k", None, "sha", "")
+    assert line_tests.fastest(other_line) == []
+
+
+def test_closing_a_job_ends_a_mutant_that_loops(tmp_path):
+    original = "def small(n):\n    return n <= 3\n"
+    (tmp_path / "mod.py").write_text(original)
+    (tmp_path / "test_mod.py").write_text(
+        "from mod import small\n\n\ndef test_small():\n    assert small(3)\n"
+    )
+    job = rm.Job(tmp_path)
+    looping = "def small(n):\n    while True:\n        pass\n"
+    mutant = rm.Mutant("mod.py", 2, "drop-guard", "k", "x_small", "sha", looping)
+    outcome = []
+
+    def judge():
+        try:
+            job.judge(mutant, ["-q", "test_mod.py"], timeout=600)
+        except RuntimeError as error:
+            outcome.append(str(error))
+
+    worker = threading.Thread(target=judge, daemon=True)
+    worker.start()
+    # The server answers only when the child ends: wait until it has forked.
+    children = Path(f"/proc/{job.server.pid}/task/{job.server.pid}/children")
+    while not children.read_text().split():
+        worker.join(0.05)
+    [child] = children.read_text().split()
+    job.close()
+    worker.join(10)
+    assert outcome == [f"the warm pytest in {tmp_path} has ended"]
+    assert not Path(f"/proc/{child}").exists() or _state(child) == "Z"
+
+
+def _state(pid: str) -> str:
+    """A process's state letter (Z: ended, not yet reaped)."""
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
