@@ -133,16 +133,22 @@ def test_a_mutants_tests_are_its_functions_fastest_first():
     assert test_map.budget(["t::fast", "t::slow"]) == 30 + 3 * 2.1
 
 
+def _job_on_small(folder: Path, mod: str) -> rm.Job:
+    """A warm pytest on a project of one module, ``mod`` (its ``small``), and
+    one test: ``small(3)`` holds."""
+    (folder / "mod.py").write_text(mod)
+    (folder / "test_mod.py").write_text(
+        "from mod import small\n\n\ndef test_small():\n    assert small(3)\n"
+    )
+    return rm.Job(folder)
+
+
 def test_a_mutant_the_tests_notice_is_killed_one_they_miss_survives(tmp_path):
     """Through the warm pytest (scripts/warm_pytest.py): the function's code
     is swapped in a forked child, and the file on disk is the mutant's for
     the run only."""
     original = "LIMIT = 3\n\n\ndef small(n):\n    return n <= LIMIT\n"
-    (tmp_path / "mod.py").write_text(original)
-    (tmp_path / "test_mod.py").write_text(
-        "from mod import small\n\n\ndef test_small():\n    assert small(3)\n"
-    )
-    job = rm.Job(tmp_path)
+    job = _job_on_small(tmp_path, original)
     options = ["-x", "-q", "-p", "no:cacheprovider"]
 
     def judge(code, tests, function="x_small"):
@@ -167,11 +173,7 @@ def test_a_mutant_the_tests_notice_is_killed_one_they_miss_survives(tmp_path):
 
 def test_a_mutant_that_cannot_be_swapped_in_runs_in_a_new_pytest(tmp_path):
     original = "class Limits:\n    LIMIT = 3\n\n\ndef small(n):\n    return n <= Limits.LIMIT\n"
-    (tmp_path / "mod.py").write_text(original)
-    (tmp_path / "test_mod.py").write_text(
-        "from mod import small\n\n\ndef test_small():\n    assert small(3)\n"
-    )
-    job = rm.Job(tmp_path)
+    job = _job_on_small(tmp_path, original)
     try:
         # A class attribute: no module constant differs, so not swapped.
         mutant = rm.Mutant(
@@ -278,11 +280,7 @@ def test_a_survivors_line_tests_are_todays_fastest_by_test_function(monkeypatch)
 
 def test_closing_a_job_ends_a_mutant_that_loops(tmp_path):
     original = "def small(n):\n    return n <= 3\n"
-    (tmp_path / "mod.py").write_text(original)
-    (tmp_path / "test_mod.py").write_text(
-        "from mod import small\n\n\ndef test_small():\n    assert small(3)\n"
-    )
-    job = rm.Job(tmp_path)
+    job = _job_on_small(tmp_path, original)
     looping = "def small(n):\n    while True:\n        pass\n"
     mutant = rm.Mutant("mod.py", 2, "drop-guard", "k", "x_small", "sha", looping)
     outcome = []
