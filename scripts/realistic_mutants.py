@@ -32,6 +32,8 @@ Which tests: the ones mutmut's stats phase found reaching the mutated
 function (``mutants/mutmut-stats.json``, written by ``nox -s mutation``),
 fastest first, so a whole-package run takes hours, not days; a mutant
 outside every function gets the tests of every function of its module.
+Without those stats, the tests that ran the mutant's line under coverage
+(``--map-lines``, which records each test's duration too), fastest first.
 ``--tests`` names the tests instead, for every mutant. A mutant that
 survives its mapped tests, or has none (its function is deeper than mutmut's
 stack limit), is run against the test files about its module (named after it
@@ -65,6 +67,7 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from xml.etree import ElementTree
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -75,6 +78,7 @@ VERDICTS = REPO / "mutation" / "realistic"
 EQUIVALENT = VERDICTS / "equivalent.json"
 STATS = REPO / "mutants" / "mutmut-stats.json"
 LINES = REPO / "mutants" / "line-tests.json"  # written by --map-lines
+DURATIONS = "test-durations.json"  # beside LINES, written with it
 SHAPES = (
     "drop-operand",
     "all-any",
@@ -293,7 +297,8 @@ class TestMap:
 
 class LineTests:
     """The tests that ran each line under coverage (``--map-lines``), for a
-    survivor's second run: the fastest of them by mutmut's durations."""
+    survivor's second run (or the first, without mutmut's stats): the
+    fastest of them, by the durations the map recorded or mutmut's."""
 
     def __init__(self, lines: dict, known: set[str] | None, test_map: TestMap | None):
         self.lines = lines
@@ -306,7 +311,16 @@ class LineTests:
     def read(cls, path: Path, existing: set[str] | None, test_map) -> LineTests:
         lines = json.loads(path.read_text()) if path.exists() else {}
         known = None if existing is None else {n.split("[", 1)[0] for n in existing}
-        return cls(lines, known, test_map)
+        line_tests = cls(lines, known, test_map)
+        durations = path.with_name(DURATIONS)
+        if durations.exists():
+            line_tests.durations = Counter(json.loads(durations.read_text()))
+        return line_tests
+
+    def budget(self, tests: list[str]) -> float:
+        """As ``TestMap.budget``, by these durations (taken without tracing:
+        five times theirs)."""
+        return 30 + 5 * sum(self.durations.get(t, 1.0) for t in tests)
 
     def fastest(self, mutant: Mutant) -> list[str]:
         """A model line runs under most of the suite, and a survivor runs
@@ -445,7 +459,10 @@ def _judge_cold(mutant: Mutant, copy: Path, args: list[str], timeout: float) -> 
 
 def run(args) -> dict[str, Verdicts]:
     shapes = set(args.shape or SHAPES)
-    test_map = None if args.tests else TestMap.read(args.stats)
+    # Without mutmut's stats, the line map picks every mutant's tests.
+    test_map = (
+        None if args.tests or not args.stats.exists() else TestMap.read(args.stats)
+    )
     base = ["-x", "-q", *pytest_options()]
     base += ["-k", args.keyword] if args.keyword else []
     confirm = ["-x", "-q", "-p", "no:cacheprovider", "-m", "not release"]
@@ -462,8 +479,8 @@ def run(args) -> dict[str, Verdicts]:
             copies.append(copy)
         # mutmut's map may name tests renamed since: only today's are run.
         existing = None if args.tests else _collected(copies[0], base)
-        kept, work = _to_judge(args, shapes, test_map, existing, commit)
         line_tests = LineTests.read(args.lines, existing, test_map)
+        kept, work = _to_judge(args, shapes, test_map, existing, commit, line_tests)
         print(f"{len(work)} mutants to judge", flush=True)
         jobs: queue.Queue = queue.Queue()
         for copy in copies:
@@ -473,7 +490,7 @@ def run(args) -> dict[str, Verdicts]:
             mutant, tests = item
             job = jobs.get()
             try:
-                timeout = test_map.budget(tests) if test_map and tests else 900
+                timeout = (test_map or line_tests).budget(tests) if tests else 900
                 verdict = "survived"
                 if tests:
                     verdict = job.judge(mutant, base + tests, timeout)
@@ -511,6 +528,7 @@ def map_lines(out: Path) -> None:
     with tempfile.TemporaryDirectory(prefix="vsl-lines-") as folder:
         rcfile = Path(folder) / "coveragerc"
         data_file = Path(folder) / "coverage.db"
+        junit = Path(folder) / "junit.xml"
         rcfile.write_text(
             "[run]\nsource = vllm_spec_lint\ndynamic_context = test_function\n"
             f"data_file = {data_file}\n"
@@ -518,7 +536,7 @@ def map_lines(out: Path) -> None:
         environment = dict(os.environ, MUTANT_UNDER_TEST="realistic")
         subprocess.run(
             [sys.executable, "-m", "coverage", "run", f"--rcfile={rcfile}", "-m",
-             "pytest", "-q", *pytest_options(), "tests"],
+             "pytest", "-q", *pytest_options(), f"--junitxml={junit}", "tests"],
             cwd=REPO, env=environment, check=False,
         )  # fmt: skip
         data = coverage.CoverageData(basename=str(data_file))
@@ -531,8 +549,21 @@ def map_lines(out: Path) -> None:
                 str(line): sorted({_node_id(c) for c in contexts if c})
                 for line, contexts in by_line.items()
             }
+        durations = junit_durations(junit)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(lines, sort_keys=True) + "\n")
+    out.with_name(DURATIONS).write_text(json.dumps(durations, sort_keys=True) + "\n")
+
+
+def junit_durations(report: Path) -> dict[str, float]:
+    """Seconds per test function (its cases added up) from pytest's JUnit
+    XML report, by the node ids the line map uses."""
+    durations: Counter = Counter()
+    for case in ElementTree.parse(report).iter("testcase"):
+        function = case.get("name", "").split("[", 1)[0]
+        node = _node_id(f"{case.get('classname')}.{function}")
+        durations[node] += float(case.get("time") or 0.0)
+    return dict(durations)
 
 
 def _node_id(context: str) -> str:
@@ -570,9 +601,9 @@ def _collected(copy: Path, base: list[str]) -> set[str]:
     return {line for line in out.stdout.splitlines() if "::" in line}
 
 
-def _to_judge(args, shapes, test_map, existing, commit):
+def _to_judge(args, shapes, test_map, existing, commit, line_tests=None):
     """Each module's kept verdicts, and the mutants to judge with their
-    tests."""
+    tests: ``--tests``, mutmut's map, or the line map's."""
     kept: dict[str, Verdicts] = {}
     work: list[tuple[Mutant, list[str]]] = []
     again = ("survived", "no tests") if args.again else ()
@@ -590,7 +621,12 @@ def _to_judge(args, shapes, test_map, existing, commit):
                 continue
             if standing and not named and mutant.key in listed:
                 continue  # judged equivalent: --again leaves it
-            tests = args.tests or test_map.select(mutant)
+            if args.tests:
+                tests = args.tests
+            elif test_map is not None:
+                tests = test_map.select(mutant)
+            else:
+                tests = line_tests.fastest(mutant) if line_tests else []
             if existing is not None:
                 tests = [t for t in tests if t in existing]
             if not tests and not related_tests(relative):

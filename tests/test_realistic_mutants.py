@@ -307,3 +307,61 @@ def test_closing_a_job_ends_a_mutant_that_loops(tmp_path):
 def _state(pid: str) -> str:
     """A process's state letter (Z: ended, not yet reaped)."""
     return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+
+
+def test_the_line_maps_durations_are_per_test_function_from_pytests_report(
+    tmp_path, monkeypatch
+):
+    """A real pytest's JUnit report: a parametrized test's cases add up
+    under its function's node id, a method's under its class's."""
+    monkeypatch.setattr(rm, "REPO", tmp_path)
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_t.py").write_text(
+        "import time\n\nimport pytest\n\n\n"
+        "@pytest.mark.parametrize('n', [1, 2])\n"
+        "def test_a(n):\n    time.sleep(0.05)\n\n\n"
+        "class TestB:\n    def test_b(self):\n        pass\n"
+    )
+    report = tmp_path / "junit.xml"
+    run = rm.subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+         f"--junitxml={report}", "tests"],
+        cwd=tmp_path, capture_output=True, text=True,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stdout
+    durations = rm.junit_durations(report)
+    assert sorted(durations) == [
+        "tests/test_t.py::TestB::test_b",
+        "tests/test_t.py::test_a",
+    ]
+    assert durations["tests/test_t.py::test_a"] >= 0.1  # both cases
+    assert durations["tests/test_t.py::TestB::test_b"] < 0.05
+
+
+def test_without_mutmuts_stats_a_mutants_tests_are_its_lines_fastest(
+    module, tmp_path, monkeypatch
+):
+    monkeypatch.setattr(rm, "REPO", tmp_path)
+    monkeypatch.setattr(rm, "EQUIVALENT", tmp_path / "equivalent.json")
+    lines = {"pkg/mod.py": {"8": ["t.py::slow", "t.py::fast"]}}
+    (tmp_path / "line-tests.json").write_text(json.dumps(lines))
+    durations = {"t.py::slow": 2.0, "t.py::fast": 0.5}
+    (tmp_path / rm.DURATIONS).write_text(json.dumps(durations))
+    line_tests = rm.LineTests.read(tmp_path / "line-tests.json", None, None)
+    args = argparse.Namespace(
+        modules=["pkg/mod.py"],
+        only=None,
+        again=False,
+        tests=None,
+        verdicts=tmp_path / "verdicts",
+    )
+    kept, work = rm._to_judge(args, {"drop-operand"}, None, None, "abc", line_tests)
+    # Line 8 (x and y): its tests, fastest first; lines 10 and 18 ran under
+    # none, and no test file is about their module.
+    assert {m.line: tests for m, tests in work} == {8: ["t.py::fast", "t.py::slow"]}
+    verdicts = kept["pkg/mod.py"].data["mutants"].values()
+    assert {(v["line"], v["verdict"]) for v in verdicts} == {
+        (10, "no tests"),
+        (18, "no tests"),
+    }
+    assert line_tests.budget(["t.py::fast", "t.py::slow"]) == 30 + 5 * 2.5
