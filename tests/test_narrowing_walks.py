@@ -1,0 +1,155 @@
+"""Where narrowing's walks up from a check stop, and what may stand
+between a check and the statement that decides on it: each case is a
+check the default mode must keep reporting, or one it must leave out,
+in a shape the common cases do not reach."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.test_narrowing import reason, reported
+
+pytestmark = pytest.mark.fast
+
+# name -> (source under the header, rows the default mode reports)
+CASES = {
+    # Only `not` negates: `+` keeps the check's sense, so this `if` raises
+    # when the check passes, and a failing check goes on quietly.
+    "unary-plus-is-no-negation": (
+        """\
+        def f(spec: KVCacheSpec) -> int:
+            if +isinstance(spec, MLAAttentionSpec):
+                raise ValueError("MLA")
+            return 1
+        """,
+        [2],
+    ),
+    # A check in a conditional expression decides nothing on its own.
+    "conditional-expression-assert": (
+        """\
+        def f(spec: KVCacheSpec, strict: bool) -> None:
+            assert (isinstance(spec, MLAAttentionSpec) if strict else True)
+        """,
+        [2],
+    ),
+    "conditional-expression-before-a-rejection": (
+        """\
+        def f(spec: KVCacheSpec, strict: bool) -> int:
+            if (isinstance(spec, MLAAttentionSpec) if strict else False):
+                return 1
+            assert isinstance(spec, FullAttentionSpec)
+            return 2
+        """,
+        [2],
+    ),
+    # Handed to a function that is not any()/all(): its result decides.
+    "argument-of-another-call-before-a-rejection": (
+        """\
+        def f(spec: KVCacheSpec) -> int:
+            if check(isinstance(spec, MLAAttentionSpec)):
+                return 1
+            assert isinstance(spec, FullAttentionSpec)
+            return 2
+        """,
+        [2],
+    ),
+    # `and`: a failing check makes the test false, so the value goes on to
+    # the assert, which the companion cannot pass.
+    "and-conjunct-before-a-rejection": (
+        """\
+        def f(spec: KVCacheSpec) -> int:
+            if isinstance(spec, MLAAttentionSpec) and spec.head_size > 0:
+                return 1
+            assert isinstance(spec, FullAttentionSpec)
+            return 2
+        """,
+        [],
+    ),
+    # Raising when the check passes rejects nothing the check lets through.
+    "raise-when-a-later-check-passes-is-no-rejection": (
+        """\
+        def f(spec: KVCacheSpec) -> int:
+            if isinstance(spec, MLAAttentionSpec):
+                return 1
+            if isinstance(spec, FullAttentionSpec):
+                raise ValueError("full attention")
+            return 2
+        """,
+        [2],
+    ),
+    # A negative test's passing branch is where the companion goes.
+    "negative-test-before-a-rejection": (
+        """\
+        def f(spec: KVCacheSpec) -> int:
+            if type(spec) is not MLAAttentionSpec:
+                return 1
+            assert isinstance(spec, FullAttentionSpec)
+            return 2
+        """,
+        [2],
+    ),
+    # Two calls are two values: the assert (loud) rejects another spec.
+    "a-calls-result-is-not-rejected-by-a-later-call": (
+        """\
+        def f(layer) -> int:
+            if isinstance(layer.get_spec(), MLAAttentionSpec):
+                return 1
+            assert isinstance(layer.get_spec(), FullAttentionSpec)
+            return 2
+        """,
+        [2],
+    ),
+    # Awaiting may run anything, the spec's rebinding included.
+    "an-await-between-check-and-rejection": (
+        """\
+        async def f(spec: KVCacheSpec, ready) -> int:
+            if isinstance(spec, MLAAttentionSpec):
+                return 1
+            done = await ready
+            assert isinstance(spec, FullAttentionSpec)
+            return 2
+        """,
+        [2],
+    ),
+    # A function made in a loop reads the loop's last spec when called, not
+    # each element: its check is not the loop's check of the collection.
+    "a-function-defined-in-a-loop-does-not-iterate-it": (
+        """\
+        def f(specs: list[KVCacheSpec]) -> list:
+            makers = []
+            for spec in specs:
+                def uses_mla() -> bool:
+                    if any(isinstance(s, SlidingWindowMLASpec) for s in specs):
+                        return True
+                    return isinstance(spec, MLAAttentionSpec)
+                makers.append(uses_mla)
+            return makers
+        """,
+        [7],
+    ),
+    # A check of a call's result inside a loop over the same collection
+    # is not a test of the collection's elements.
+    "a-call-in-a-loop-over-the-collection-is-not-its-elements": (
+        """\
+        def f(specs: dict[str, KVCacheSpec]) -> bool:
+            for name, (spec, size) in specs.items():
+                if isinstance(pick(spec), SlidingWindowMLASpec):
+                    return True
+            return any(isinstance(s, MLAAttentionSpec) for s in specs.values())
+        """,
+        [5],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_what_stands_between_a_check_and_its_decision(name):
+    body, rows = CASES[name]
+    assert reported(body) == rows
+
+
+def test_an_and_conjunct_before_a_rejection_names_the_asserts_line():
+    body, _ = CASES["and-conjunct-before-a-rejection"]
+    assert reason(body).startswith(
+        "assert: line 14 rejects what the check lets through, SlidingWindowMLASpec"
+    )
