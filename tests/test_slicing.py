@@ -11,11 +11,11 @@ import ast
 
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import REPO, THREE_MEMBER_MLA
 from vllm_spec_lint.core import slicing
 from vllm_spec_lint.core.analysis import analyze_source
 from vllm_spec_lint.core.settings import Config
-from vllm_spec_lint.model.hierarchy import ClassHierarchy, Family
+from vllm_spec_lint.model.hierarchy import KV_CACHE_INTERFACE, ClassHierarchy, Family
 
 KCI = "vllm.v1.kv_cache_interface"
 IMPORTS = f"from {KCI} import MLAAttentionSpec, SlidingWindowMLASpec\n"
@@ -208,6 +208,10 @@ CASES = {
         "def f():\n    X = (MLAAttentionSpec,)\n    return X\n",
         None,
     ),
+    "a constant in an async function is not VSL004's": (
+        "async def f():\n    X = (MLAAttentionSpec,)\n    return X\n",
+        None,
+    ),
     "a constant of a class in a function is VSL004's": (
         "def f():\n    class Local:\n        X = (MLAAttentionSpec,)\n"
         "    return Local\n",
@@ -318,8 +322,9 @@ def test_the_family_modules_own_classes_cover():
     [
         "class Holder:\n    class SlidingWindowMLASpec:\n        pass\n",
         "def make():\n    class SlidingWindowMLASpec:\n        pass\n",
+        "SlidingWindowMLASpec = SlidingWindowSpec\n",
     ],
-    ids=["in a class", "in a function"],
+    ids=["in a class", "in a function", "assigned at module level"],
 )
 def test_a_family_class_defined_below_module_level_does_not_cover(definition):
     text = (
@@ -591,6 +596,55 @@ SCREENED = {
         "def _(spec):\n    raise ValueError('no window')\n",
         True,
     ),
+    # Only `register` registers: another method's call naming an anchor
+    # does not bring in the module's MRO walks.
+    "a call of another method naming an anchor": (
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
+        "registry.add(MLAAttentionSpec)\n"
+        "def f(s):\n    for c in type(s).__mro__:\n        pass\n",
+        False,
+    ),
+    # An async implementation registered for the anchor by its annotation.
+    "an async implementation registered by annotation": (
+        "from functools import singledispatch\n"
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
+        "@singledispatch\n"
+        "async def layout(spec):\n    return 1\n"
+        "@layout.register\n"
+        "async def _(spec: MLAAttentionSpec):\n    return 2\n",
+        True,
+    ),
+    # VSL007 reports only rejections by default: a case that goes on is none.
+    "a parent's class pattern in a case that does not reject": (
+        "from vllm.v1.kv_cache_interface import SlidingWindowSpec\n"
+        "def f(s):\n    match s:\n        case SlidingWindowSpec():\n"
+        "            return 1\n",
+        False,
+    ),
+    "an alias of an unrelated module": (
+        "import numpy as np\ndef f(x):\n    return isinstance(x, np.ndarray)\n",
+        False,
+    ),
+    "an alias of a companion": (
+        "from vllm.v1.kv_cache_interface import SlidingWindowMLASpec as SWMLA\n"
+        "def f(x):\n    return isinstance(x, SWMLA)\n",
+        False,
+    ),
+    # A stand-in imported from elsewhere is not the family's companion.
+    "a companion's name imported from another module": (
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
+        "from vllm_plugin.specs import SlidingWindowMLASpec\n"
+        "def f(s):\n    return isinstance(s, (MLAAttentionSpec, SlidingWindowMLASpec))\n",
+        True,
+    ),
+    # Through a star import the companion's key is not surely the family's.
+    "a table keyed by the parent and a companion from a star import": (
+        "from vllm.v1.kv_cache_interface import *\n"
+        "def f(s):\n"
+        "    table = {SlidingWindowSpec: 1, SlidingWindowMLASpec: 2}\n"
+        "    return next(table[c] for c in type(s).__mro__ if c in table)\n",
+        True,
+    ),
     "aliases, covered": (
         "from vllm.v1.kv_cache_interface import MLAAttentionSpec as M\n"
         "from vllm.v1.kv_cache_interface import SlidingWindowMLASpec as W\n"
@@ -647,3 +701,53 @@ def test_a_relative_import_without_a_module_is_read_as_binding_its_names():
     result = _slice(text)
     assert result.text == "from . import MLAAttentionSpec\n\n\n" + TEST
     assert result.rows == [1, 2, 3, 6, 7]
+
+
+@pytest.mark.parametrize(
+    "walk",
+    ["for c in type(s).mro():\n        pass\n", "return inspect.getmro(type(s))\n"],
+    ids=["mro()", "getmro"],
+)
+def test_an_mro_walk_stays_beside_a_table_keyed_by_an_anchor(walk):
+    """VSL006 reads how a table is looked up: the walk's function is kept
+    whole, the unrelated one goes."""
+    head = (
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
+        "TABLE = {MLAAttentionSpec: 1}\n"
+    )
+    text = head + "def unrelated():\n    return 0\ndef lookup(s):\n    " + walk
+    assert _slice(text).text == head + "def lookup(s):\n    " + walk
+
+
+def test_strict_keeps_no_test_that_names_no_anchor():
+    text = "def f(x):\n    return isinstance(x, int)\n"
+    assert not _slice(text, config=Config(strict=True)).has_candidates
+
+
+def test_a_table_keyed_by_one_parent_and_its_companion_sweeps_in_no_other_family():
+    """With a third member beside a second parent, a table that keys the
+    first parent with its own companion entry sweeps nothing in: the other
+    pair's parent is not among its keys."""
+    bases = {
+        "KVCacheSpec": (),
+        "AttentionSpec": ("KVCacheSpec",),
+        "FullAttentionSpec": ("AttentionSpec",),
+        "MLAAttentionSpec": ("FullAttentionSpec",),
+        "SlidingWindowSpec": ("AttentionSpec",),
+        "SlidingWindowMLASpec": ("SlidingWindowSpec",),
+        "ChunkedLocalAttentionSpec": ("AttentionSpec",),
+        "ChunkedMLASpec": ("ChunkedLocalAttentionSpec",),
+    }
+    hierarchy = ClassHierarchy.default().with_module(
+        KV_CACHE_INTERFACE, bases, "test", "scanned tree"
+    )
+    text = (
+        "from vllm.v1.kv_cache_interface import SlidingWindowSpec, SlidingWindowMLASpec\n"
+        "def f(s):\n"
+        "    table = {SlidingWindowSpec: 1, SlidingWindowMLASpec: 2}\n"
+        "    return next(table[c] for c in type(s).__mro__ if c in table)\n"
+    )
+    config = Config(families=(THREE_MEMBER_MLA,))
+    screen = slicing.Screen.build(config, hierarchy, None)
+    assert ("ChunkedLocalAttentionSpec", "ChunkedMLASpec") in screen.parent_companions
+    assert not slicing.relevant_source(text, ast.parse(text), screen).has_candidates
