@@ -42,6 +42,28 @@ CASES = {
         """,
         [2],
     ),
+    # VSL007 too: `+` is no negation, so the `else` raises for what is not
+    # windowed, and the companion (windowed) is not swept into a rejection.
+    "unary-plus-is-no-negation-for-a-parent-test": (
+        """\
+        def f(spec: KVCacheSpec) -> int:
+            if +isinstance(spec, SlidingWindowSpec):
+                return 1
+            else:
+                raise ValueError("windowed layers only")
+        """,
+        [],
+    ),
+    "not-negates-a-parent-test": (
+        """\
+        def f(spec: KVCacheSpec) -> int:
+            if not isinstance(spec, SlidingWindowSpec):
+                return 1
+            else:
+                raise ValueError("no windowed layers")
+        """,
+        [2],
+    ),
     # Handed to a function that is not any()/all(): its result decides.
     "argument-of-another-call-before-a-rejection": (
         """\
@@ -138,6 +160,44 @@ CASES = {
             return any(isinstance(s, MLAAttentionSpec) for s in specs.values())
         """,
         [5],
+    ),
+    # A lambda's parameter is its own variable: its check is of the
+    # layers, not of the groups another check tests for the companion.
+    "a-lambda-in-a-filter-binds-its-own-name": (
+        """\
+        def f(groups: list) -> list:
+            mla = [
+                s
+                for s in groups
+                if any(map(lambda s: isinstance(s, MLAAttentionSpec), s.layers))
+            ]
+            windowed = [s for s in groups if isinstance(s, SlidingWindowMLASpec)]
+            return mla + windowed
+        """,
+        [5],
+    ),
+    "a-lambda-in-a-generator-binds-its-own-name": (
+        """\
+        def f(groups: list) -> bool:
+            if any(isinstance(s, SlidingWindowMLASpec) for s in groups):
+                return True
+            return any(
+                any(map(lambda s: isinstance(s, MLAAttentionSpec), s.layers))
+                for s in groups
+            )
+        """,
+        [5],
+    ),
+    # A lambda called in a filter decides the filter: two filters over one
+    # collection are two decisions (a partition fixed on one side only).
+    "a-lambda-called-in-a-filter-is-the-filter": (
+        """\
+        def f(specs: list[KVCacheSpec]) -> list:
+            mla = [s for s in specs if (lambda: isinstance(s, MLAAttentionSpec))()]
+            windowed = [s for s in specs if isinstance(s, SlidingWindowMLASpec)]
+            return mla + windowed
+        """,
+        [2],
     ),
 }
 

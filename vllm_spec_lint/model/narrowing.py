@@ -100,7 +100,11 @@ class Narrowing:
         ):
             collection = loop_collection(parent, child, key)
             if collection is not False:
-                return collection
+                # A lambda (or comprehension) in between binds the name again:
+                # the check tests its own variable, not the loop's elements.
+                return (
+                    collection if self.model.same_variable(node, child, key) else None
+                )
             child, parent = parent, self.model.parent(parent)
         return None
 
@@ -363,11 +367,10 @@ def _reassigned_between(model, function, key: str, first, second) -> bool:
 def _filters(model, node: cst.CSTNode) -> bool:
     """Whether ``node`` is in the ``if`` clause of a comprehension that
     builds a collection (a list, set or dict, or a generator handed to
-    anything but ``any``/``all``)."""
+    anything but ``any``/``all``), a lambda's body there included: such a
+    clause lies within one statement."""
     child, parent = node, model.parent(node)
-    while parent is not None and not isinstance(
-        parent, (cst.FunctionDef, cst.Lambda, cst.Module)
-    ):
+    while parent is not None and not isinstance(parent, cst.BaseStatement):
         if isinstance(parent, cst.CompIf) and child is parent.test:
             comprehension = parent
             while not isinstance(
