@@ -625,6 +625,26 @@ SCREENED = {
         "import numpy as np\ndef f(x):\n    return isinstance(x, np.ndarray)\n",
         False,
     ),
+    # The import is read (it names an anchor): only its anchors' and
+    # covering classes' aliases are looked for.
+    "an alias of another name from the family module": (
+        "from vllm.v1.kv_cache_interface import (\n"
+        "    MLAAttentionSpec,\n"
+        "    KVCacheConfig as Config,\n"
+        ")\n"
+        "def f(x):\n    return isinstance(x, Config)\n",
+        False,
+    ),
+    # A companion key from another module is a stand-in's own entry, not
+    # the family companion's.
+    "a table keyed by the parent and a companion from another module": (
+        "from vllm.v1.kv_cache_interface import SlidingWindowSpec\n"
+        "from vllm_plugin.specs import SlidingWindowMLASpec\n"
+        "def f(s):\n"
+        "    table = {SlidingWindowSpec: 1, SlidingWindowMLASpec: 2}\n"
+        "    return next(table[c] for c in type(s).__mro__ if c in table)\n",
+        True,
+    ),
     "an alias of a companion": (
         "from vllm.v1.kv_cache_interface import SlidingWindowMLASpec as SWMLA\n"
         "def f(x):\n    return isinstance(x, SWMLA)\n",
@@ -720,7 +740,8 @@ def test_an_mro_walk_stays_beside_a_table_keyed_by_an_anchor(walk):
 
 
 def test_strict_keeps_no_test_that_names_no_anchor():
-    text = "def f(x):\n    return isinstance(x, int)\n"
+    # The row is read (it names an anchor); its one test names none.
+    text = "def f(x):\n    return isinstance(x, int) and MLAAttentionSpec\n"
     assert not _slice(text, config=Config(strict=True)).has_candidates
 
 
