@@ -498,11 +498,11 @@ def run(args) -> dict[str, Verdicts]:
                     # mutmut's map leaves out the tests that run the tool as
                     # a program (setup.cfg), and functions deeper than its
                     # stack limit: the test files about the module, and the
-                    # tests that ran the line.
-                    related = [
-                        *related_tests(mutant.module),
-                        *line_tests.fastest(mutant),
-                    ]
+                    # tests that ran the line (without mutmut's map, those
+                    # were the first run).
+                    related = related_tests(mutant.module)
+                    if test_map is not None:
+                        related = [*related, *line_tests.fastest(mutant)]
                     verdict = job.judge(mutant, confirm + related, CONFIRM_BUDGET)
             finally:
                 jobs.put(job)

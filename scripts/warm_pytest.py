@@ -205,7 +205,10 @@ def _stop(signum, frame) -> None:
     if _running:
         try:
             os.killpg(_running, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
+            # Reaped before the server ends: gone once its caller's wait
+            # returns, not merely dying.
+            os.waitpid(_running, 0)
+        except (ProcessLookupError, PermissionError, ChildProcessError):
             pass
     os._exit(128 + signum)
 

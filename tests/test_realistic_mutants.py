@@ -301,12 +301,7 @@ def test_closing_a_job_ends_a_mutant_that_loops(tmp_path):
     job.close()
     worker.join(10)
     assert outcome == [f"the warm pytest in {tmp_path} has ended"]
-    assert not Path(f"/proc/{child}").exists() or _state(child) == "Z"
-
-
-def _state(pid: str) -> str:
-    """A process's state letter (Z: ended, not yet reaped)."""
-    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    assert not Path(f"/proc/{child}").exists()
 
 
 def test_the_line_maps_durations_are_per_test_function_from_pytests_report(
@@ -334,8 +329,8 @@ def test_the_line_maps_durations_are_per_test_function_from_pytests_report(
         "tests/test_t.py::TestB::test_b",
         "tests/test_t.py::test_a",
     ]
-    assert durations["tests/test_t.py::test_a"] >= 0.1  # both cases
-    assert durations["tests/test_t.py::TestB::test_b"] < 0.05
+    # Each case sleeps 0.05 s: only both together reach 0.1 s.
+    assert durations["tests/test_t.py::test_a"] >= 0.1
 
 
 def test_without_mutmuts_stats_a_mutants_tests_are_its_lines_fastest(
