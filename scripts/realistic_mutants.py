@@ -119,6 +119,14 @@ class _Sites(cst.CSTVisitor):
     def __init__(self):
         self.sites: list[tuple[cst.CSTNode, str, object]] = []
 
+    def visit_Assign(self, node):
+        # `__all__` names what a star import takes, which the package never
+        # does: leaving a name out of it changes nothing the tool does.
+        return not any(
+            isinstance(t.target, cst.Name) and t.target.value == "__all__"
+            for t in node.targets
+        )
+
     def visit_BooleanOperation(self, node):
         self.sites += [(node, "drop-operand", node.left)]
         self.sites += [(node, "drop-operand", node.right)]

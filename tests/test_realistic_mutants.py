@@ -112,6 +112,16 @@ def test_a_verdict_stands_while_its_function_is_unchanged(module, tmp_path):
     }
 
 
+def test_no_mutant_leaves_a_name_out_of_all(tmp_path):
+    path = tmp_path / "mod.py"
+    path.write_text('__all__ = ["a", "b"]\nKINDS = ("a", "b")\n')
+    made = rm.mutants(path, set(rm.SHAPES), Path("mod.py"))
+    assert [(m.line, m.key) for m in made] == [
+        (2, 'drop-element: ("a", "b") -> ("b",)'),
+        (2, 'drop-element: ("a", "b") -> ("a",)'),
+    ]
+
+
 def test_a_mutants_tests_are_its_functions_fastest_first():
     stats = {
         "tests_by_mangled_function_name": {
