@@ -4,6 +4,8 @@ analysis of the new text gives."""
 
 from __future__ import annotations
 
+import pytest
+
 from vllm_spec_lint.core.analysis import analyze_source
 from vllm_spec_lint.core.findings import FileAnalysis
 from vllm_spec_lint.core.last_analysis import LastAnalysis
@@ -135,3 +137,63 @@ def test_the_sites_left_out_move_with_their_rows_and_their_reasons_rows():
         "narrowed: `isinstance(spec, SlidingWindowMLASpec)` (line 10) already "
         "excludes SlidingWindowMLASpec"
     )
+
+
+# The family module's own classes: only there is the local class the
+# family's anchor.
+OWN_CLASSES = """\
+class MLAAttentionSpec(FullAttentionSpec):
+    pass
+
+
+class SlidingWindowMLASpec(SlidingWindowSpec):
+    pass
+
+
+def is_mla(spec):
+    return isinstance(spec, MLAAttentionSpec)
+"""
+DEFAULTS = {"path": PATH, "config": Config(), "module_name": "vllm.worker"}
+# name -> (text, the first analysis's inputs, the second's, the second's
+# findings as (path, location))
+CHANGED_INPUTS = {
+    "path": (
+        SOURCE,
+        {},
+        {"path": "vllm/other_worker.py"},
+        [("vllm/other_worker.py", (12, 29))],
+    ),
+    "config": (SOURCE, {}, {"config": Config(ignore=("VSL001",))}, []),
+    "noqa": (
+        SOURCE.replace("# the finding", "# noqa: VSL001"),
+        {"apply_noqa": True},
+        {"apply_noqa": False},
+        [(PATH, (12, 29))],
+    ),
+    "module name": (
+        OWN_CLASSES,
+        {},
+        {"module_name": "vllm.v1.kv_cache_interface"},
+        [(PATH, (10, 29))],
+    ),
+}
+
+
+@pytest.mark.parametrize("name", CHANGED_INPUTS)
+def test_the_same_text_with_another_input_is_analysed_again(name):
+    """The path, the settings, noqa and the module's name change what is
+    found in the same slice: none of them reuses the last analysis."""
+    text, first, second, expected = CHANGED_INPUTS[name]
+    last = LastAnalysis()
+
+    def analyse(inputs: dict, last: LastAnalysis | None) -> FileAnalysis:
+        inputs = {**DEFAULTS, **inputs}
+        return analyze_source(
+            text, inputs.pop("path"), inputs.pop("config"), HIERARCHY, **inputs,
+            last=last,
+        )  # fmt: skip
+
+    analyse(first, last)
+    again = analyse(second, last)
+    assert [(f.path, f.location) for f in again.findings] == expected
+    assert again == analyse(second, None)
