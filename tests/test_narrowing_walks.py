@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import pytest
 
+from tests.conftest import THREE_MEMBER_MLA
 from tests.test_narrowing import reason, reported
+from vllm_spec_lint.core.analysis import analyze_source
+from vllm_spec_lint.core.settings import Config
 
 pytestmark = pytest.mark.fast
 
@@ -212,4 +215,49 @@ def test_an_and_conjunct_before_a_rejection_names_the_asserts_line():
     body, _ = CASES["and-conjunct-before-a-rejection"]
     assert reason(body).startswith(
         "assert: line 14 rejects what the check lets through, SlidingWindowMLASpec"
+    )
+
+
+THREE_MEMBERS = """\
+from vllm.v1.kv_cache_interface import (
+    ChunkedMLASpec,
+    KVCacheSpec,
+    MLAAttentionSpec,
+    SlidingWindowMLASpec,
+)
+
+
+def kind(spec: KVCacheSpec) -> str:
+    windowed = isinstance(spec, SlidingWindowMLASpec)
+    {chunked}
+    if isinstance(spec, MLAAttentionSpec):
+        return "mla"
+    return "windowed" if windowed else "other"
+"""
+
+
+@pytest.mark.parametrize(
+    "chunked, reported_rows, reason",
+    [
+        # One companion tested, the other overlooked: still a finding.
+        ("pass", [12], None),
+        (
+            "chunked = isinstance(spec, ChunkedMLASpec)",
+            [],
+            "deliberate: lines 10, 11 test `spec` for SlidingWindowMLASpec, "
+            "ChunkedMLASpec",
+        ),
+    ],
+    ids=["one-of-two-companions-tested", "both-tested"],
+)
+def test_deliberate_handling_needs_every_companion_left_out_tested(
+    chunked, reported_rows, reason
+):
+    text = THREE_MEMBERS.format(chunked=chunked)
+    analysis = analyze_source(
+        text, "layers.py", Config(families=(THREE_MEMBER_MLA,)), None
+    )
+    assert [f.location[0] for f in analysis.findings] == reported_rows
+    assert [f.suppressed_by for f in analysis.suppressed] == (
+        [reason] if reason else []
     )

@@ -51,8 +51,9 @@ class Narrowing:
     def considered(
         self, node: cst.CSTNode, target: cst.BaseExpression, missing: list[str]
     ):
-        """Another test of the same value in the same function names the
-        companion: the author handled it on purpose."""
+        """Other tests of the same value in the same function name every
+        companion left out: the author handled them on purpose (one named
+        and another not is a companion overlooked)."""
         model = self.model
         key = target_key(target)
         if key is None:
@@ -63,6 +64,7 @@ class Narrowing:
         # puts the companion on both).
         collection = None if _filters(model, node) else self._collection_for(node, key)
         function = _enclosing_function(model, node)
+        handled: dict[str, int] = {}  # companion -> the line of a test naming it
         for other in _type_tests(model, function):
             if other.node is node or not set(missing) & other.named:
                 continue
@@ -80,13 +82,21 @@ class Narrowing:
                 other_key = target_key(other.target)
                 if self._collection_for(other.node, other_key) == collection:
                     value = collection.removesuffix(".values()")
-            if value is not None and not _reassigned_between(
+            if value is None or _reassigned_between(
                 model, function, value, node, other.node
             ):
-                line = model.line(other.node)
+                continue
+            for companion in missing:
+                if companion in other.named:
+                    handled.setdefault(companion, model.line(other.node))
+            if len(handled) == len(missing):
+                lines = sorted(set(handled.values()))
+                said = "line" if len(lines) == 1 else "lines"
+                verb = "tests" if len(lines) == 1 else "test"
                 return (
-                    f"deliberate: line {line} tests `{code_of(other.target)}` for "
-                    f"{', '.join(short_name(c) for c in missing if c in other.named)}"
+                    f"deliberate: {said} {', '.join(map(str, lines))} {verb} "
+                    f"`{code_of(other.target)}` for "
+                    f"{', '.join(short_name(c) for c in missing)}"
                 )
         return None
 
