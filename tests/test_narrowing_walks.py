@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import THREE_MEMBER_MLA
-from tests.test_narrowing import reason, reported
+from tests.test_narrowing import analyse, reason, reported
 from vllm_spec_lint.core.analysis import analyze_source
 from vllm_spec_lint.core.settings import Config
 
@@ -261,3 +261,15 @@ def test_deliberate_handling_needs_every_companion_left_out_tested(
     assert [f.suppressed_by for f in analysis.suppressed] == (
         [reason] if reason else []
     )
+
+
+def test_the_checks_left_out_are_listed_in_the_files_order():
+    body = """\
+        def f(spec: KVCacheSpec) -> None:
+            assert type(spec) is MLAAttentionSpec
+            assert isinstance(spec, MLAAttentionSpec)
+        """
+    assert [(f.code, f.location[0] - 10) for f in analyse(body).suppressed] == [
+        ("VSL002", 2),
+        ("VSL001", 3),
+    ]

@@ -328,3 +328,23 @@ def test_no_libcst_import_when_no_file_needs_parsing(tmp_path):
     assert out.returncode == 0
     assert "libcst" not in out.stderr
     assert out.stdout == "All checks passed!\n"
+
+
+@pytest.mark.parametrize("enabled", [True, False], ids=["enabled", "disabled"])
+def test_an_analysis_leaves_the_cycle_collector_as_it_found_it(enabled):
+    """Parsing pauses the collector; a caller that had paused it (a
+    benchmark, an embedding program) finds it paused still."""
+    import gc
+
+    was = gc.isenabled()
+    gc.enable() if enabled else gc.disable()
+    try:
+        source = (
+            "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
+            "ok = isinstance(spec, MLAAttentionSpec)\n"
+        )
+        [finding] = analysis.analyze_source(source, "x.py", Config()).findings
+        assert finding.code == "VSL001"
+        assert gc.isenabled() is enabled
+    finally:
+        gc.enable() if was else gc.disable()
