@@ -130,6 +130,79 @@ CODES = "VSL001, VSL002, VSL003, VSL004, VSL005, VSL006, VSL007, VSL008, VSL900"
             "strict = on",
             "invalid value for 'strict': expected true or false",
         ),
+        # TOML values carry their types: a string is no list and no number.
+        (
+            "pyproject.toml",
+            'exclude = "docs"',
+            "invalid value for 'exclude': expected a list of strings",
+        ),
+        (
+            "pyproject.toml",
+            "select = 5",
+            "invalid value for 'select': expected a list of strings",
+        ),
+        (
+            "pyproject.toml",
+            'per-file-ignores = "a.py: VSL001"',
+            "invalid value for 'per-file-ignores': expected a table of pattern = "
+            "[codes]",
+        ),
+        (
+            "pyproject.toml",
+            'line-length = "88"',
+            "invalid value for 'line-length': expected an integer from 1 to 320",
+        ),
+        (
+            "pyproject.toml",
+            'max-file-size = "5"',
+            "invalid value for 'max-file-size': expected a size in MiB",
+        ),
+        # A boolean is no number, though Python's bool is an int.
+        (
+            "pyproject.toml",
+            "line-length = true",
+            "invalid value for 'line-length': expected an integer from 1 to 320",
+        ),
+        (
+            "pyproject.toml",
+            "max-file-size = true",
+            "invalid value for 'max-file-size': expected a size in MiB",
+        ),
+        # setup.cfg's text that is no number.
+        (
+            "setup.cfg",
+            "line-length = long",
+            "invalid value for 'line-length': expected an integer from 1 to 320",
+        ),
+        (
+            "setup.cfg",
+            "max-file-size = big",
+            "invalid value for 'max-file-size': expected a size in MiB",
+        ),
+        (
+            "pyproject.toml",
+            'families = [{ module = 5, members = ["A", "B"] }]',
+            "invalid value for 'families[0].module': expected a dotted module name",
+        ),
+        # One member that is no class name is enough to refuse the family.
+        (
+            "pyproject.toml",
+            'families = [{ module = "a", members = ["A", "not a name"] }]',
+            "invalid value for 'families[0].members': expected two or more class "
+            "names (dotted for another module)",
+        ),
+        (
+            "pyproject.toml",
+            'families = [{ module = "a", members = ["A", "plugin.2nd"] }]',
+            "invalid value for 'families[0].members': expected two or more class "
+            "names (dotted for another module)",
+        ),
+        (
+            "pyproject.toml",
+            'per-file-ignores = { "[z-a].py" = ["VSL001"] }',
+            "invalid value for 'per-file-ignores.[z-a].py': not a glob: the range "
+            "'z-a' runs backwards",
+        ),
         (
             "pyproject.toml",
             'strict = "yes"',
