@@ -353,3 +353,81 @@ def test_a_preview_entry_keeps_the_places_that_have_no_fix(tmp_path):
     fix = Fix("unsafe", "Add it", (Edit("x", (1, 1), (1, 2)),))
     previews.put("ab" * 32, [None, fix])
     assert previews.get("ab" * 32) == [None, fix]
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "pyproject.toml",
+        "ruff.toml",
+        ".ruff.toml",
+        "setup.cfg",
+        "tox.ini",
+        ".style.yapf",
+        ".pre-commit-config.yaml",
+        ".editorconfig",
+    ],
+)
+def test_a_preview_key_depends_on_each_formatter_settings_file(tmp_path, name):
+    (tmp_path / "pkg").mkdir()
+    path = str(tmp_path / "pkg" / "w.py")
+    fix = Fix("safe", "Add it", (Edit("x", (1, 1), (1, 2)),))
+
+    def key():
+        return cache.PreviewCache(tmp_path).key(path, "text", [fix], "ruff")
+
+    before = key()
+    (tmp_path / name).write_text("# line-length = 100\n")
+    assert key() != before
+
+
+@pytest.mark.parametrize("corrupt", ["{not json", "[{}]", "[5]"])
+def test_a_corrupt_preview_entry_is_a_miss(tmp_path, corrupt):
+    previews = cache.PreviewCache(tmp_path)
+    previews.put("ab" * 32, [None])
+    [entry] = (tmp_path / cache.CACHE_DIR).rglob(f"{'ab' * 32}.json")
+    entry.write_text(corrupt)
+    assert previews.get("ab" * 32) is None
+
+
+@pytest.mark.parametrize(
+    "corrupt",
+    ["[]", '{"MLAAttentionSpec": ["KVCacheSpec"], "KVCacheSpec": "x"}', '{"A": [1]}'],
+    ids=["not-a-table", "one-entry-not-a-list", "a-base-not-a-string"],
+)
+def test_a_corrupt_class_bases_entry_is_read_again(tmp_path, corrupt):
+    bases = cache.ClassBasesCache(tmp_path)
+    source = b"class KVCacheSpec: ...\nclass MLAAttentionSpec(KVCacheSpec): ...\n"
+    first = bases(source)
+    [entry] = (tmp_path / cache.CACHE_DIR).rglob("*.json")
+    entry.write_text(corrupt)
+    assert bases(source) == {"KVCacheSpec": (), "MLAAttentionSpec": ("KVCacheSpec",)}
+    assert bases(source) == first
+
+
+@pytest.mark.parametrize("damaged", [b"", b"\xff\x00"], ids=["empty", "not-marshal"])
+def test_a_damaged_clean_list_is_started_again(tmp_path, monkeypatch, damaged):
+    monkeypatch.setattr(cache.CleanFiles, "_RECENT_NS", 0)
+    (tmp_path / "plain.py").write_text("x = 1\n")
+    config = Config(root=tmp_path)
+    runner.run([tmp_path], config, jobs=1)
+    [index] = (tmp_path / cache.CACHE_DIR).rglob("clean-*.marshal")
+    index.write_bytes(damaged)
+    assert cache.CleanFiles(tmp_path, config, ClassHierarchy.default()).entries == {}
+    assert runner.run([tmp_path], config, jobs=1).results[0].findings == []
+
+
+def test_the_pairing_cache_gives_back_what_was_put(tmp_path):
+    pairing = cache.PairingCache(tmp_path, Config(), ClassHierarchy.default())
+    verdicts = {("FlashMLABuilder", "kv_cache_spec"): "pairing: x", ("other",): None}
+    pairing.put("k" * 64, verdicts)
+    assert pairing.get("k" * 64) == verdicts
+
+
+@pytest.mark.parametrize("corrupt", ["{not json", "5"])
+def test_a_corrupt_pairing_entry_is_a_miss(tmp_path, corrupt):
+    pairing = cache.PairingCache(tmp_path, Config(), ClassHierarchy.default())
+    pairing.put("k" * 64, {("a",): None})
+    [entry] = (tmp_path / cache.CACHE_DIR).rglob(f"{'k' * 64}.json")
+    entry.write_text(corrupt)
+    assert pairing.get("k" * 64) is None
