@@ -32,6 +32,8 @@ pytestmark = pytest.mark.fast
         "[[:alpha:][:digit:]_]",
         "[\\]-a]",  # an escaped ']' starts a range
         "[a]b[c]",
+        "[a-a]",  # a range of one
+        "[b-[:alpha:]]",  # a class ends no range
     ],
 )
 def test_a_pattern_git_can_match_has_no_problem(pattern):
@@ -57,6 +59,10 @@ def test_a_pattern_git_can_match_has_no_problem(pattern):
         ("[a--]", "the range 'a--' runs backwards"),
         ("[a-b][c-a]", "the range 'c-a' runs backwards"),
         ("[ab-a]", "the range 'b-a' runs backwards"),
+        # After a range's end or a class, the next range starts afresh.
+        ("[a-c-z-a]", "the range 'z-a' runs backwards"),
+        ("[[:alpha:]-z-a]", "the range 'z-a' runs backwards"),
+        ("[a\\", "a '[' that is never closed"),  # the backslash escapes nothing
         ("[[:alphx:]]", "unknown character class '[:alphx:]'"),
         ("[a[:word:]]", "unknown character class '[:word:]'"),
     ],
