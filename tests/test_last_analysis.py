@@ -7,10 +7,11 @@ from __future__ import annotations
 import pytest
 
 from vllm_spec_lint.core.analysis import analyze_source
-from vllm_spec_lint.core.findings import FileAnalysis
+from vllm_spec_lint.core.findings import FileAnalysis, Finding
 from vllm_spec_lint.core.last_analysis import LastAnalysis
 from vllm_spec_lint.core.settings import Config
 from vllm_spec_lint.model.hierarchy import ClassHierarchy
+from vllm_spec_lint.repair.text import Edit, Fix
 
 HIERARCHY = ClassHierarchy.default()
 PATH = "vllm/worker.py"
@@ -197,3 +198,48 @@ def test_the_same_text_with_another_input_is_analysed_again(name):
     again = analyse(second, last)
     assert [(f.path, f.location) for f in again.findings] == expected
     assert again == analyse(second, None)
+
+
+def _at(start: int, end: int, **changes) -> Finding:
+    return Finding("VSL001", "m", PATH, (start, 5), (end, 9), line_text="x", **changes)
+
+
+# Held findings with one row off the kept rows 1 and 2 (a slice that lost
+# it): each makes the file be analysed again.
+OFF_THE_ROWS = {
+    "a finding's start": FileAnalysis([_at(3, 2)]),
+    "a finding's end": FileAnalysis([_at(2, 3)]),
+    "a fix edit's first row": FileAnalysis(
+        [_at(2, 2, fix=Fix("unsafe", "Add", (Edit("x", (3, 1), (2, 1)),)))]
+    ),
+    "a fix edit's last row": FileAnalysis(
+        [_at(2, 2, fix=Fix("unsafe", "Add", (Edit("x", (2, 1), (3, 1)),)))]
+    ),
+    "a site left out": FileAnalysis([], suppressed=[_at(3, 3, suppressed_by="x")]),
+    "a row its reason names": FileAnalysis(
+        [], suppressed=[_at(2, 2, suppressed_by="deliberate: line 3 tests `s`")]
+    ),
+}
+
+
+@pytest.mark.parametrize("name", OFF_THE_ROWS)
+def test_any_row_off_the_kept_rows_is_analysed_again(name):
+    last = LastAnalysis()
+    last.keep(("slice",), HIERARCHY, [1, 2], OFF_THE_ROWS[name])
+    assert last.reuse(("slice",), HIERARCHY, [1, 2], "a\nb\nc\n") is None
+
+
+def test_rows_on_the_kept_rows_move_with_them():
+    held = FileAnalysis(
+        [_at(2, 2, fix=Fix("unsafe", "Add", (Edit("x", (1, 1), (2, 1)),)))],
+        suppressed=[_at(1, 1, suppressed_by="deliberate: line 2 tests `s`")],
+    )
+    last = LastAnalysis()
+    last.keep(("slice",), HIERARCHY, [1, 2], held)
+    again = last.reuse(("slice",), HIERARCHY, [4, 6], "a\nb\nc\nd\ne\nf\n")
+    [moved], [kept] = again.findings, again.suppressed
+    assert (moved.location, moved.fix.edits[0].location) == ((6, 5), (4, 1))
+    assert (kept.location, kept.suppressed_by) == (
+        (4, 5),
+        "deliberate: line 6 tests `s`",
+    )
