@@ -33,12 +33,12 @@ function (``mutants/mutmut-stats.json``, written by ``nox -s mutation``),
 fastest first, so a whole-package run takes hours, not days; a mutant
 outside every function gets the tests of every function of its module.
 Without those stats, the tests that ran the mutant's line under coverage
-(``--map-lines``, which records each test's duration too), fastest first.
+(``--map-lines``, which records each test's duration too), the fastest 150.
 ``--tests`` names the tests instead, for every mutant. A mutant that
 survives its mapped tests, or has none (its function is deeper than mutmut's
 stack limit), is run against the test files about its module (named after it
-or naming it), those that run the tool as a program included, before it
-counts as a survivor.
+or naming it), those that run the tool as a program included, and every test
+that ran its line, before it counts as a survivor.
 
 Verdicts are kept in ``mutation/realistic/<module>.json`` (written after
 each mutant, so a stopped run goes on where it stopped): a verdict stands
@@ -96,7 +96,7 @@ _EDGES = {
 # Seconds for a survivor's run on its module's test files (the longest, the
 # command line's, takes about a minute): a mutant that loops is a timeout.
 CONFIRM_BUDGET = 240
-# Of the tests that run a survivor's line, the fastest this many.
+# Of the tests that ran a mutant's line, the fastest this many on a first run.
 LINE_TESTS = 150
 _EXITS = (cst.Return, cst.Raise, cst.Continue, cst.Break)
 _SEPARATOR = "ǁ"  # mutmut's, between a class and its method's name
@@ -330,13 +330,16 @@ class LineTests:
         five times theirs)."""
         return 30 + 5 * sum(self.durations.get(t, 1.0) for t in tests)
 
-    def fastest(self, mutant: Mutant) -> list[str]:
-        """A model line runs under most of the suite, and a survivor runs
-        every test it is given: the ``LINE_TESTS`` fastest."""
+    def fastest(self, mutant: Mutant, every: bool = False) -> list[str]:
+        """The tests that ran the mutant's line, fastest first: a model line
+        runs under most of the suite, so a first run takes the
+        ``LINE_TESTS`` fastest (-x stops at the first failure); a survivor's
+        second run takes ``every`` one."""
         tests = self.lines.get(mutant.module, {}).get(str(mutant.line), [])
         if self.known is not None:
             tests = [t for t in tests if t in self.known]
-        return sorted(tests, key=lambda t: self.durations.get(t, 1.0))[:LINE_TESTS]
+        ordered = sorted(tests, key=lambda t: self.durations.get(t, 1.0))
+        return ordered if every else ordered[:LINE_TESTS]
 
 
 class Verdicts:
@@ -506,12 +509,12 @@ def run(args) -> dict[str, Verdicts]:
                     # mutmut's map leaves out the tests that run the tool as
                     # a program (setup.cfg), and functions deeper than its
                     # stack limit: the test files about the module, and the
-                    # tests that ran the line (without mutmut's map, those
-                    # were the first run).
-                    related = related_tests(mutant.module)
-                    if test_map is not None:
-                        related = [*related, *line_tests.fastest(mutant)]
-                    verdict = job.judge(mutant, confirm + related, CONFIRM_BUDGET)
+                    # tests that ran the line, every one of them (a slow
+                    # test of the command line may be the one that notices).
+                    every = line_tests.fastest(mutant, every=True)
+                    related = [*related_tests(mutant.module), *every]
+                    budget = CONFIRM_BUDGET + line_tests.budget(every)
+                    verdict = job.judge(mutant, confirm + related, budget)
             finally:
                 jobs.put(job)
             kept[mutant.module].keep(mutant, verdict, commit)

@@ -97,6 +97,13 @@ CODES = "VSL001, VSL002, VSL003, VSL004, VSL005, VSL006, VSL007, VSL008, VSL900"
             "extend-families = [{ module = 'a-b', members = ['A', 'B'] }]",
             "invalid value for 'families[0].module': expected a dotted module name",
         ),
+        # A prefix of a code shorter than VSL, or nothing, selects no rule.
+        (
+            "pyproject.toml",
+            'select = ["VS", ""]',
+            f"invalid value for 'select': unknown rule selector 'VS', '' (codes: "
+            f"{CODES})",
+        ),
         (
             "pyproject.toml",
             "extend-select = ['X1']",

@@ -284,6 +284,8 @@ def test_a_survivors_line_tests_are_todays_fastest_by_test_function(monkeypatch)
     mutant = rm.Mutant("pkg/mod.py", 5, "edge", "k", None, "sha", "")
     # b (0.5 s), then c (unknown: 1 s); a's cases add up to 6 s; gone is gone.
     assert line_tests.fastest(mutant) == ["t.py::b", "t.py::c"]
+    # A survivor's second run: every one of today's, fastest first.
+    assert line_tests.fastest(mutant, every=True) == ["t.py::b", "t.py::c", "t.py::a"]
     other_line = rm.Mutant("pkg/mod.py", 6, "edge", "k", None, "sha", "")
     assert line_tests.fastest(other_line) == []
 
