@@ -221,6 +221,26 @@ def test_add_noqa_leaves_lines_that_cannot_take_a_comment():
 
 
 @pytest.mark.fast
+def test_add_noqa_leaves_a_row_past_the_end_and_says_so():
+    assert add_noqa("x = 1\n", {1: {"VSL001"}, 3: {"VSL002"}}) == (
+        "x = 1  # noqa: VSL001\n",
+        1,
+        [3],
+    )
+
+
+@pytest.mark.fast
+def test_add_noqa_on_text_the_tokenizer_refuses():
+    # A dedent to no earlier level: tokenize raises IndentationError.
+    text = "if spec:\n        a = 1\n    b = 2\n"
+    assert add_noqa(text, {2: {"VSL001"}}) == (
+        "if spec:\n        a = 1  # noqa: VSL001\n    b = 2\n",
+        1,
+        [],
+    )
+
+
+@pytest.mark.fast
 def test_add_noqa_leaves_the_inside_of_a_multi_line_f_string():
     # Python 3.12 tokenizes an f-string's fields one by one (FSTRING_START ...
     # FSTRING_END); the rows between its start and end still cannot take a
