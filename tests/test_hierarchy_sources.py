@@ -13,6 +13,7 @@ import pytest
 from tests.conftest import run_cli, run_flake8, write_covering_hierarchy
 from vllm_spec_lint.core.settings import Config
 from vllm_spec_lint.edges.hierarchy_sources import load_hierarchy
+from vllm_spec_lint.model.hierarchy import Family
 
 CONNECTOR = (
     "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
@@ -286,3 +287,28 @@ def test_flake8_honours_vsl_vllm_source(tmp_path):
 
 def run_cli_flake8(cwd: Path, *args: str):
     return run_flake8("--select", "VSL", *args, ".", cwd=cwd, env=NO_ENV)
+
+
+def test_a_member_not_found_or_of_unknown_bases_is_warned_about(tmp_path):
+    """Narrowing takes no parent test to exclude such a member: the warning
+    says which, and why (the module read and the class not in it, a base
+    no module read defines, or no module read at all)."""
+    specs = tmp_path / "vllm_plugin" / "specs.py"
+    specs.parent.mkdir()
+    specs.write_text(
+        "from elsewhere import Base\n\n\nclass PluginMLASpec(Base):\n    pass\n"
+    )
+    members = ("PluginMLASpec", "PluginSWMLASpec", "OtherSpec")
+    modules = ("vllm_plugin.specs", "vllm_plugin.specs", "other")
+    family = Family("plugin", "vllm_plugin.specs", members, member_modules=modules)
+    warnings: list[str] = []
+    load_hierarchy(
+        [tmp_path], [str(specs)], Config(families=(family,), root=tmp_path), warnings
+    )
+    unknown = "its bases are unknown, so no test against a parent class is taken to exclude it"
+    assert warnings == [
+        f"family plugin: PluginMLASpec derives from elsewhere.Base, which no module "
+        f"read defines; {unknown}",
+        f"family plugin: PluginSWMLASpec not found in {specs}; {unknown}",
+        f"family plugin: OtherSpec not found: no other.py was read; {unknown}",
+    ]

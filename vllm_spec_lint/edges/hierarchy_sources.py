@@ -103,7 +103,17 @@ def _unknown_bases(config: Config, hierarchy: ClassHierarchy) -> list[str]:
             if cls in hierarchy.bases and hierarchy.knows_bases(cls):
                 continue
             if cls not in hierarchy.bases:
-                why = f"not found: no {module_path(cls.rpartition('.')[0])} was read"
+                path = module_path(cls.rpartition(".")[0])
+                read = [
+                    s
+                    for s in hierarchy.sources
+                    if s.replace(os.sep, "/").endswith(path)
+                ]
+                why = (
+                    f"not found in {read[0]}"
+                    if read
+                    else f"not found: no {path} was read"
+                )
             else:
                 missing = [
                     b
