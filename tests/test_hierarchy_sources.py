@@ -312,3 +312,27 @@ def test_a_member_not_found_or_of_unknown_bases_is_warned_about(tmp_path):
         f"family plugin: PluginSWMLASpec not found in {specs}; {unknown}",
         f"family plugin: OtherSpec not found: no other.py was read; {unknown}",
     ]
+
+
+def test_vllm_source_without_a_plugins_family_module_looks_for_it_elsewhere(tmp_path):
+    """--vllm-source must hold vLLM's family module; a plugin's is looked
+    for where it is, here in the scanned tree."""
+    from tests.conftest import SPEC_CLASSES, write_family_module
+    from vllm_spec_lint.model.hierarchy import DEFAULT_FAMILIES
+
+    vllm = tmp_path / "vllm-checkout"
+    kci = write_family_module(vllm, SPEC_CLASSES)
+    specs = tmp_path / "plugin" / "vllm_plugin" / "specs.py"
+    specs.parent.mkdir(parents=True)
+    specs.write_text("class PluginMLASpec: ...\nclass PluginSWMLASpec: ...\n")
+    plugin = Family("plugin", "vllm_plugin.specs", ("PluginMLASpec", "PluginSWMLASpec"))
+    config = Config(
+        families=(*DEFAULT_FAMILIES, plugin), vllm_source=vllm, root=tmp_path
+    )
+    warnings: list[str] = []
+    hierarchy = load_hierarchy([tmp_path / "plugin"], [str(specs)], config, warnings)
+    assert (hierarchy.sources, hierarchy.origins) == (
+        (str(kci), str(specs)),
+        ("vllm-source", "scanned tree"),
+    )
+    assert warnings == []
