@@ -601,6 +601,69 @@ def test_a_family_root_outside_the_paths_is_refused_and_nothing_changes(tree):
     assert {p: p.read_text() for p in tree.rglob("*.py")} == before
 
 
+def test_the_files_themselves_as_the_paths_given(tree):
+    """Each path is a root: the family module given as a file is under
+    itself, and not under the other file given."""
+    out = run_cli(
+        "codemod",
+        "layout-property",
+        "vllm/v1/kv_cache_interface.py",
+        "vllm/v1/user.py",
+        cwd=tree,
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stderr.startswith("2 files checked, 2 changed\n")
+    interface = (tree / "vllm" / "v1" / "kv_cache_interface.py").read_text()
+    assert interface.count("def uses_mla_layout(self) -> bool:") == 3
+
+
+def test_a_family_whose_module_was_not_read_is_refused(tree):
+    (tree / "pyproject.toml").write_text(
+        "[tool.vllm-spec-lint]\n"
+        'extend-families = [{ module = "vllm_plugin.specs", '
+        'members = ["PluginMLASpec", "PluginSWMLASpec"] }]\n'
+    )
+    before = {p: p.read_text() for p in tree.rglob("*.py")}
+    out = run_cli("codemod", "layout-property", ".", cwd=tree)
+    assert (out.returncode, out.stderr) == (
+        2,
+        "error: family PluginMLASpec: cannot declare uses_plugin_mla_layout on "
+        "PluginMLASpec: vllm_plugin/specs.py is not under the paths given (its "
+        "module was not read); run the codemod on the tree that defines the "
+        "family's classes\n",
+    )
+    assert {p: p.read_text() for p in tree.rglob("*.py")} == before
+
+
+def test_only_imports_the_rewrite_left_unused_are_dropped_and_only_they_laid_out(
+    tmp_path,
+):
+    """An import unused before the rewrite is the author's, and stays, as
+    does one still used after it; the formatter lays out the changed import
+    only, never the file's other lines (written against ruff's style on
+    purpose)."""
+    from vllm_spec_lint.edges.layout_migration import _without_unused
+
+    before = (
+        "from kv import (KVCacheSpec, MLAAttentionSpec,\n"
+        "    SlidingWindowMLASpec)\n\n"
+        "x = [1,2]\n"
+        "ok = isinstance(s, (MLAAttentionSpec, SlidingWindowMLASpec))\n"
+        "kept = type(s) is SlidingWindowMLASpec\n"
+    )
+    after = before.replace(
+        "isinstance(s, (MLAAttentionSpec, SlidingWindowMLASpec))", "s.uses_mla_layout"
+    )
+    names = {"KVCacheSpec", "MLAAttentionSpec", "SlidingWindowMLASpec"}
+    config = Config(fix_formatter="ruff")
+    assert _without_unused(after, before, names, str(tmp_path / "m.py"), config) == (
+        "from kv import KVCacheSpec, SlidingWindowMLASpec\n\n"
+        "x = [1,2]\n"
+        "ok = s.uses_mla_layout\n"
+        "kept = type(s) is SlidingWindowMLASpec\n"
+    )
+
+
 # -- after the migration: a read of the property is a test of the family -----
 
 
