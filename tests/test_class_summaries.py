@@ -371,3 +371,30 @@ def test_every_way_a_module_uses_a_name():
         assert summary.uses(name) == uses, name
     for never in ("Listed", "Annotated", "Doc", "Loose", "InClassDoc", "f"):
         assert summary.uses(never) == set(), never
+
+
+@pytest.mark.parametrize(
+    "test, uses",
+    [
+        # A set or list of classes is a membership test like a tuple.
+        ("type(spec) in {Member, Member2}", {"membership"}),
+        ("type(spec) in [Member, Member2]", {"membership"}),
+        ("type(spec) not in (Member, Member2)", {"membership"}),
+        # An order comparison or a chain is no membership test.
+        ("spec.size < Member < Member2", {"other"}),
+        ("spec in Member in Member2", {"other"}),
+        ("spec.size < Member2", {"other"}),
+        # A call with two arguments is a class test only as isinstance().
+        ("getattr(Member, Member2)", {"other"}),
+    ],
+)
+def test_how_a_comparison_or_call_uses_a_name(test, uses):
+    summary = _summary(f"def f(spec):\n    return {test}\n")
+    assert summary.uses("Member2") == uses
+
+
+@pytest.mark.parametrize(
+    "line", ["O = frozenset(names)", "M = N = (A, B)", "L = tuple(A)"]
+)
+def test_what_is_no_table(line):
+    assert _summary(line + "\n").tables == {}
