@@ -161,6 +161,42 @@ def test_a_class_summary_has_its_resolved_bases_and_pairing_returns():
         ("from elsewhere import Other\nreturn Other()", ("elsewhere.Other",)),
         ("import elsewhere\nreturn elsewhere.Other()", ("elsewhere.Other",)),
         ("return Made(); return spec", ("pkg.sub.mod.Made", SAME)),
+        # Code of its own only: an inner async function's yield, a lambda's
+        # or a class's bindings are theirs.
+        ("async def inner():\n    yield 1\nreturn spec", (SAME,)),
+        ("made = Made()\nf = lambda: (made := 2)\nreturn made", ("pkg.sub.mod.Made",)),
+        (
+            "made = Made()\nclass Inner:\n    made = 2\nreturn made",
+            ("pkg.sub.mod.Made",),
+        ),
+        ("yield from specs", None),
+        # Each way of binding the name again makes it unknown.
+        ("made = Made()\nmade += extra\nreturn made", None),
+        ("made = Made()\nmade: Made = other\nreturn made", None),
+        ("made = Made()\nfor made in specs:\n    pass\nreturn made", None),
+        ("made = Made()\nasync for made in specs:\n    pass\nreturn made", None),
+        ("made = Made()\nwith open() as made:\n    pass\nreturn made", None),
+        ("made = Made()\nasync with open() as made:\n    pass\nreturn made", None),
+        ("made = Made()\nimport made.sub\nreturn made", None),
+        ("made = Made()\nimport other as made\nreturn made", None),
+        ("made = Made()\nfrom other import made\nreturn made", None),
+        # Eight steps of names are followed; the ninth is not.
+        (
+            "a1 = Made()\n"
+            + "".join(f"a{i} = a{i - 1}\n" for i in range(2, 9))
+            + "return a8",
+            ("pkg.sub.mod.Made",),
+        ),
+        (
+            "a1 = Made()\n"
+            + "".join(f"a{i} = a{i - 1}\n" for i in range(2, 10))
+            + "return a9",
+            None,
+        ),
+        ("return 0", None),  # a constant other than None makes no spec
+        ("return self.make().build()", None),
+        ("return copy.copy()", ("copy.copy",)),  # nothing to copy: a call
+        ("from elsewhere import Other\nreturn Other", None),  # a class, not made
     ],
 )
 def test_what_customize_spec_can_return(body, returns):
@@ -195,6 +231,7 @@ def _returns(header: str, method: str, body: str):
         ("from .builders import Builder as B\nreturn B", ("pkg.sub.builders.Builder",)),
         ("return pick()", None),
         ("return self.builder", None),
+        ("return 'pkg.sub.mod.Builder'", None),  # a string is no class
     ],
 )
 def test_what_get_builder_cls_can_return(body, returns):
@@ -240,6 +277,8 @@ def test_what_get_builder_cls_can_return(body, returns):
             True,
         ),
         ("def __init__(self):\n    super().__init__()", False),
+        # A module's kv_cache_spec, not the one given.
+        ("def __init__(self, spec):\n    super().__init__(kv_cache_spec)", True),
         ("def __init__(self):\n    super().__init__(layers=3)", False),
         ("def __init__(self):\n    self.setup()", False),
         ("def __init__(self):\n    def inner():\n        Base.__init__(1)", False),
@@ -398,3 +437,28 @@ def test_how_a_comparison_or_call_uses_a_name(test, uses):
 )
 def test_what_is_no_table(line):
     assert _summary(line + "\n").tables == {}
+
+
+@pytest.mark.parametrize(
+    "source, name, uses",
+    [
+        (
+            "async def f(spec: Spec):\n    return isinstance(spec, Spec)\n",
+            "Spec",
+            {"annotation", "class test"},
+        ),
+        (
+            "from . import builders\n\n\nclass B:\n    def get_builder_cls(self):\n"
+            "        return builders.Builder\n",
+            "Builder",
+            {"returned by get_builder_cls"},
+        ),
+        # A chain that mixes an identity test with an order is no class test.
+        ("def f(spec):\n    return type(spec) is Exact < Other\n", "Other", {"other"}),
+        # __all__ assigned with another name: its strings are still exports.
+        ('__all__ = EXPORTED = ["Listed"]\n', "Listed", set()),
+    ],
+    ids=["async-function", "returned-attribute", "mixed-chain", "all-and-another"],
+)
+def test_a_use_in_a_less_common_shape(source, name, uses):
+    assert _summary(source).uses(name) == uses
