@@ -76,7 +76,8 @@ class ClassTests:
         self, expr: cst.BaseExpression, *, via_constant: bool = False, depth: int = 0
     ) -> tuple[ClassRef, ...]:
         """The classes a classinfo expression names: tuples (nested, starred),
-        ``A | B`` unions, and module constants holding such, flattened."""
+        ``A | B`` unions, ``KINDS + (A,)`` concatenations, and module
+        constants holding such, flattened."""
         if isinstance(expr, (cst.Tuple, cst.List, cst.Set)):
             return tuple(
                 ref
@@ -86,7 +87,7 @@ class ClassTests:
                 )
             )
         if isinstance(expr, cst.BinaryOperation) and isinstance(
-            expr.operator, cst.BitOr
+            expr.operator, (cst.BitOr, cst.Add)
         ):
             return self.classinfo_refs(
                 expr.left, via_constant=via_constant, depth=depth

@@ -24,7 +24,8 @@ class IsinstanceLeavesOutCompanion(Rule):
     base classes (``SlidingWindowSpec``, ``AttentionSpec``, ``KVCacheSpec``),
     or when the same ``or`` chain (or an earlier ``elif`` branch) tests the
     same value for it. The class may be named directly, through an alias or
-    a module attribute, in a tuple (nested, starred), or in an ``A | B`` union.
+    a module attribute, in a tuple (nested, starred), in an ``A | B`` union,
+    or in a concatenation (``KINDS + (MLAAttentionSpec,)``).
 
     A plugin's stand-in (``AscendMLAAttentionSpec(MLAAttentionSpec)``, a
     subclass named after the class it replaces) is checked the same way:
@@ -102,6 +103,13 @@ class IsinstanceLeavesOutCompanion(Rule):
             "ok = issubclass(cls, kci.FullAttentionSpec | kci.MLAAttentionSpec)\n",
             position=(2, 46),
             message="issubclass() check against MLAAttentionSpec leaves out SlidingWindowMLASpec",
+        ),
+        Example(
+            "from vllm.v1.kv_cache_interface import FullAttentionSpec, MLAAttentionSpec\n"
+            "FULL = (FullAttentionSpec,)\n"
+            "ok = isinstance(spec, FULL + (MLAAttentionSpec,))\n",
+            position=(3, 31),
+            message="isinstance() check against MLAAttentionSpec leaves out SlidingWindowMLASpec",
         ),
         Example(
             "from vllm.v1.kv_cache_interface import *\n"
