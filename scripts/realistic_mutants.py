@@ -33,7 +33,9 @@ function (``mutants/mutmut-stats.json``, written by ``nox -s mutation``),
 fastest first, so a whole-package run takes hours, not days; a mutant
 outside every function gets the tests of every function of its module.
 Without those stats, the tests that ran the mutant's line under coverage
-(``--map-lines``, which records each test's duration too), the fastest 150.
+(``--map-lines``, which records each test's duration too), the fastest 150;
+for a mutant outside every function (run at import, under no test), the
+tests that ran any line of its module.
 ``--tests`` names the tests instead, for every mutant. A mutant that
 survives its mapped tests, or has none (its function is deeper than mutmut's
 stack limit), is run against the test files about its module (named after it
@@ -335,7 +337,13 @@ class LineTests:
         runs under most of the suite, so a first run takes the
         ``LINE_TESTS`` fastest (-x stops at the first failure); a survivor's
         second run takes ``every`` one."""
-        tests = self.lines.get(mutant.module, {}).get(str(mutant.line), [])
+        by_line = self.lines.get(mutant.module, {})
+        if mutant.function is None:
+            # A constant runs at import, under no test's context: the tests
+            # that ran any line of its module are the ones that read it.
+            tests = sorted({t for tests in by_line.values() for t in tests})
+        else:
+            tests = by_line.get(str(mutant.line), [])
         if self.known is not None:
             tests = [t for t in tests if t in self.known]
         ordered = sorted(tests, key=lambda t: self.durations.get(t, 1.0))

@@ -281,13 +281,18 @@ def test_a_survivors_line_tests_are_todays_fastest_by_test_function(monkeypatch)
     line_tests = rm.LineTests.read(Path("/nonexistent"), existing, test_map)
     assert line_tests.lines == {}
     line_tests.lines = lines
-    mutant = rm.Mutant("pkg/mod.py", 5, "edge", "k", None, "sha", "")
+    mutant = rm.Mutant("pkg/mod.py", 5, "edge", "k", "x_f", "sha", "")
     # b (0.5 s), then c (unknown: 1 s); a's cases add up to 6 s; gone is gone.
     assert line_tests.fastest(mutant) == ["t.py::b", "t.py::c"]
     # A survivor's second run: every one of today's, fastest first.
     assert line_tests.fastest(mutant, every=True) == ["t.py::b", "t.py::c", "t.py::a"]
-    other_line = rm.Mutant("pkg/mod.py", 6, "edge", "k", None, "sha", "")
+    other_line = rm.Mutant("pkg/mod.py", 6, "edge", "k", "x_f", "sha", "")
     assert line_tests.fastest(other_line) == []
+    # Outside every function (a constant, read at import): the tests of
+    # every line of its module.
+    line_tests.lines = {"pkg/mod.py": {"5": ["t.py::c"], "9": ["t.py::b"]}}
+    constant = rm.Mutant("pkg/mod.py", 2, "drop-element", "k", None, "sha", "")
+    assert line_tests.fastest(constant) == ["t.py::b", "t.py::c"]
 
 
 def test_closing_a_job_ends_a_mutant_that_loops(tmp_path):
