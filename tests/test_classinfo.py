@@ -1,0 +1,71 @@
+"""What a classinfo expression names (model/class_tests.py): the shapes
+the rules' examples do not reach."""
+
+from __future__ import annotations
+
+import pytest
+
+from vllm_spec_lint.core.analysis import analyze_source
+from vllm_spec_lint.core.settings import Config
+
+pytestmark = pytest.mark.fast
+
+HEADER = "from vllm.v1.kv_cache_interface import FullAttentionSpec, MLAAttentionSpec\n"
+LEAVES_OUT = "leaves out SlidingWindowMLASpec"
+
+
+def _found(body: str) -> list[tuple[str, tuple[int, int], str]]:
+    analysis = analyze_source(HEADER + body, "x.py", Config(strict=True))
+    return [(f.code, f.location, f.message) for f in analysis.findings]
+
+
+def test_a_call_other_than_frozenset_is_no_classinfo_it_can_read():
+    # What pick() returns is unknown: the anchor is its argument, not a class
+    # the check tests.
+    assert _found("ok = isinstance(spec, pick(MLAAttentionSpec))\n") == []
+
+
+def test_constants_that_name_each_other_are_read_to_a_depth_and_stop():
+    body = "A = (B, MLAAttentionSpec)\nB = (A,)\nok = isinstance(spec, A)\n"
+    assert _found(body) == [
+        ("VSL004", (2, 1), f"constant A lists MLAAttentionSpec but {LEAVES_OUT}"),
+        ("VSL004", (3, 1), f"constant B lists MLAAttentionSpec but {LEAVES_OUT}"),
+    ]
+
+
+def test_a_parameter_as_classinfo_names_no_class():
+    body = (
+        "def f(spec, kinds):\n"
+        "    return isinstance(spec, kinds) or isinstance(spec, MLAAttentionSpec)\n"
+    )
+    assert _found(body) == [
+        (
+            "VSL001",
+            (3, 56),
+            f"isinstance() check against MLAAttentionSpec {LEAVES_OUT}",
+        )
+    ]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "ok = type(spec) < MLAAttentionSpec\n",  # an order, no class test
+        "ok = type(spec) == (MLAAttentionSpec, FullAttentionSpec)\n",  # never true
+        "ok = type(*specs) is MLAAttentionSpec\n",  # not type(x)
+        "ok = type(obj=spec) is MLAAttentionSpec\n",
+        'ok = type(spec).__name__ == ("MLAAttentionSpec", "FullAttentionSpec")\n',
+    ],
+)
+def test_a_comparison_that_is_no_class_test_is_not_reported(body):
+    assert _found(body) == []
+
+
+def test_an_exact_test_is_reported_and_a_membership_in_a_constant_at_the_constant():
+    assert _found("ok = type(spec) is MLAAttentionSpec\n") == [
+        ("VSL002", (2, 20), f"exact type comparison with MLAAttentionSpec {LEAVES_OUT}")
+    ]
+    body = "KINDS = (MLAAttentionSpec,)\nok = type(spec) in KINDS\n"
+    assert _found(body) == [
+        ("VSL004", (2, 1), f"constant KINDS lists MLAAttentionSpec but {LEAVES_OUT}")
+    ]
