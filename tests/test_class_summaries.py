@@ -277,6 +277,13 @@ def test_what_get_builder_cls_can_return(body, returns):
             True,
         ),
         ("def __init__(self):\n    super().__init__()", False),
+        # Another class's __init__, however called, is not followed.
+        ("def __init__(self, **kw):\n    Base.__init__(**kw)", True),
+        (
+            "def __init__(self, kv_cache_spec):\n"
+            "    self.parent().__init__(kv_cache_spec)",
+            True,
+        ),
         # A module's kv_cache_spec, not the one given.
         ("def __init__(self, spec):\n    super().__init__(kv_cache_spec)", True),
         ("def __init__(self):\n    super().__init__(layers=3)", False),
