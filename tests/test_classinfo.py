@@ -69,3 +69,49 @@ def test_an_exact_test_is_reported_and_a_membership_in_a_constant_at_the_constan
     assert _found(body) == [
         ("VSL004", (2, 1), f"constant KINDS lists MLAAttentionSpec but {LEAVES_OUT}")
     ]
+
+
+MRO = "type(spec).__mro__"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "ok = type(spec) is MLAAttentionSpec is OTHER\n",  # a chain
+        "ok = (MLAAttentionSpec,) in type(spec)\n",  # the type on the right
+        'ok = type(spec).__name__ in "MLAAttentionSpec"\n',  # a substring test
+        'ok = type(spec).__module__ == "MLAAttentionSpec"\n',  # no class name
+        f'ok = any(c.__name__ < "MLAAttentionSpec" for c in {MRO})\n',
+        f'ok = any(c.__name__ in "MLAAttentionSpec" for c in {MRO})\n',
+        # No MRO: the subclasses, or getmro of nothing.
+        "ok = any(c is MLAAttentionSpec for c in type(spec).__subclasses__())\n",
+        "ok = any(c is MLAAttentionSpec for c in inspect.getmro())\n",
+    ],
+)
+def test_a_name_or_mro_shape_that_is_no_class_test_is_not_reported(body):
+    assert _found("import inspect\n" + body) == []
+
+
+def test_arithmetic_other_than_a_union_or_concatenation_is_no_classinfo():
+    body = "KINDS = (MLAAttentionSpec,)\nok = isinstance(spec, KINDS * 2)\n"
+    assert _found(body) == [
+        ("VSL004", (2, 1), f"constant KINDS lists MLAAttentionSpec but {LEAVES_OUT}")
+    ]
+
+
+@pytest.mark.parametrize(
+    "body, column",
+    [
+        (
+            f'ok = any(c.__name__ in {{"MLAAttentionSpec", "FullAttentionSpec"}} '
+            f"for c in {MRO})\n",
+            25,
+        ),
+        (f'ok = "MLAAttentionSpec" in (c.__name__ for c in {MRO})\n', 6),
+    ],
+    ids=["names-in-a-set", "in-a-generator-of-names"],
+)
+def test_an_mro_scan_by_name_in_a_set_or_a_generator_is_reported(body, column):
+    assert _found(body) == [
+        ("VSL005", (2, column), f"MRO test against MLAAttentionSpec {LEAVES_OUT}")
+    ]
