@@ -702,7 +702,7 @@ def test_screen_keeps_every_possible_finding(name):
 
 
 @pytest.mark.parametrize(
-    "builtin", ["isinstance", "issubclass", "type", "all", "any", "frozenset"]
+    "builtin", ["isinstance", "issubclass", "type", "all", "any", "frozenset", "dict"]
 )
 def test_a_definition_rebinding_a_builtin_the_rules_resolve_is_kept_as_a_stub(
     builtin,

@@ -40,7 +40,7 @@ from vllm_spec_lint.model.lines import NEWLINE, split_lines
 
 _TEST_CALLS = {"isinstance", "issubclass"}
 # Names the rules resolve as builtins: a definition that rebinds one matters.
-_BUILTINS_USED = {"isinstance", "issubclass", "type", "all", "any", "frozenset"}
+_BUILTINS_USED = {"isinstance", "issubclass", "type", "all", "any", "frozenset", "dict"}
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 
