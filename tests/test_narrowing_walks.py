@@ -273,3 +273,32 @@ def test_the_checks_left_out_are_listed_in_the_files_order():
         ("VSL002", 2),
         ("VSL001", 3),
     ]
+
+
+@pytest.mark.parametrize("exit_", ["break", "continue"])
+def test_a_guard_that_leaves_the_loop_narrows_the_rest_of_its_body(exit_):
+    body = f"""\
+        def first_mla(specs: list[KVCacheSpec]) -> KVCacheSpec | None:
+            for spec in specs:
+                if isinstance(spec, SlidingWindowMLASpec):
+                    {exit_}
+                if isinstance(spec, MLAAttentionSpec):
+                    return spec
+            return None
+        """
+    assert reason(body).startswith(
+        "narrowed: `isinstance(spec, SlidingWindowMLASpec)` (line 13) already excludes"
+    )
+
+
+@pytest.mark.parametrize(
+    "call, rows", [("kept.pop()", []), ("kept.append(other)", [4])]
+)
+def test_a_method_that_adds_no_element_keeps_what_is_known_of_them(call, rows):
+    body = f"""\
+        def mla(specs: list[KVCacheSpec], other: KVCacheSpec) -> list:
+            kept = [s for s in specs if not isinstance(s, SlidingWindowMLASpec)]
+            {call}
+            return [s for s in kept if isinstance(s, MLAAttentionSpec)]
+        """
+    assert reported(body) == rows
