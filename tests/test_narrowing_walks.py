@@ -292,8 +292,18 @@ def test_a_guard_that_leaves_the_loop_narrows_the_rest_of_its_body(exit_):
 
 
 @pytest.mark.parametrize(
-    "call, rows", [("kept.pop()", []), ("kept.append(other)", [4])]
-)
+    "call, rows",
+    [
+        *(
+            (f"kept.{method}()", [])
+            for method in (
+                "pop", "remove", "discard", "clear", "copy", "count", "index",
+                "get", "keys", "values", "items", "sort", "reverse", "popitem",
+            )
+        ),
+        ("kept.append(other)", [4]),
+    ],
+)  # fmt: skip
 def test_a_method_that_adds_no_element_keeps_what_is_known_of_them(call, rows):
     body = f"""\
         def mla(specs: list[KVCacheSpec], other: KVCacheSpec) -> list:
