@@ -312,3 +312,13 @@ def test_a_method_that_adds_no_element_keeps_what_is_known_of_them(call, rows):
             return [s for s in kept if isinstance(s, MLAAttentionSpec)]
         """
     assert reported(body) == rows
+
+
+@pytest.mark.parametrize("build", ["list", "set", "tuple", "sorted", "frozenset"])
+def test_every_build_of_a_filter_keeps_what_it_let_through(build):
+    body = f"""\
+        def f(specs: list[KVCacheSpec]) -> list:
+            full = {build}(filter(lambda s: isinstance(s, FullAttentionSpec), specs))
+            return [s for s in full if isinstance(s, MLAAttentionSpec)]
+        """
+    assert reason(body).startswith("narrowed: `isinstance(s, FullAttentionSpec)`")
