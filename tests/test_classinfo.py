@@ -115,3 +115,25 @@ def test_an_mro_scan_by_name_in_a_set_or_a_generator_is_reported(body, column):
     assert _found(body) == [
         ("VSL005", (2, column), f"MRO test against MLAAttentionSpec {LEAVES_OUT}")
     ]
+
+
+@pytest.mark.parametrize(
+    "body, row",
+    [
+        # A function's local tuple is no module or class constant (VSL004).
+        (
+            "def f(spec):\n    KINDS = (MLAAttentionSpec,)\n"
+            "    return isinstance(spec, MLAAttentionSpec)\n",
+            4,
+        ),
+        ("KINDS: tuple\nok = isinstance(spec, MLAAttentionSpec)\n", 3),
+        (
+            "KINDS = make(MLAAttentionSpec)\nok = isinstance(spec, MLAAttentionSpec)\n",
+            3,
+        ),
+    ],
+    ids=["in-a-function", "annotation-only", "a-call"],
+)
+def test_what_is_no_constant_listing_classes(body, row):
+    # Only the check beside it is reported.
+    assert [(code, at[0]) for code, at, _ in _found(body)] == [("VSL001", row)]
