@@ -782,8 +782,27 @@ def test_declarations_keep_the_files_line_endings_and_say_what_they_added():
             "isinstance() lists MLAAttentionSpec, SlidingWindowMLASpec: ask "
             "`uses_mla_layout` (no fix: KVCacheSpec cannot be named here)",
         ),
+        (
+            # Known to be a spec, but computed: the others' test would read it
+            # a second time.
+            "def f(groups):\n"
+            "    return isinstance(\n"
+            "        groups[0].kv_cache_spec,\n"
+            "        (MambaSpec, MLAAttentionSpec, SlidingWindowMLASpec),\n"
+            "    )\n",
+            (6, 12),
+            "isinstance() lists MLAAttentionSpec, SlidingWindowMLASpec: ask "
+            "`uses_mla_layout` (no fix: the tested value is computed, and the "
+            "rewrite would read it twice: rewrite it by hand)",
+        ),
     ],
-    ids=["exact-with-others", "computed", "isinstance-rebound", "root-unnamed"],
+    ids=[
+        "exact-with-others",
+        "computed",
+        "isinstance-rebound",
+        "root-unnamed",
+        "known-spec-computed-with-others",
+    ],  # fmt: skip
 )
 def test_a_test_the_rewrite_cannot_take_says_why_and_has_no_fix(
     body, location, message
@@ -803,6 +822,94 @@ def test_a_test_the_rewrite_cannot_take_says_why_and_has_no_fix(
         message,
         None,
     )
+
+
+# Where the rewrite lands decides its parentheses and guard: each body (one
+# line after the import) and the line its fix writes.
+PLACES = [
+    (  # a known spec read once, however computed
+        "def f(groups):\n"
+        "    return isinstance(groups[0].kv_cache_spec, (MLAAttentionSpec, SlidingWindowMLASpec))\n",
+        "    return groups[0].kv_cache_spec.uses_mla_layout\n",
+    ),
+    (  # known by the same decision: a subscript read as it is
+        "def f(specs: list[KVCacheSpec]):\n"
+        "    return isinstance(specs[0], KVCacheSpec) and isinstance(specs[0], (MLAAttentionSpec, SlidingWindowMLASpec))\n",
+        "    return isinstance(specs[0], KVCacheSpec) and specs[0].uses_mla_layout\n",
+    ),
+    (  # a parenthesized name is the annotated parameter still
+        "def f(x: KVCacheSpec):\n"
+        "    return isinstance((x), (MLAAttentionSpec, SlidingWindowMLASpec))\n",
+        "    return (x).uses_mla_layout\n",
+    ),
+    (  # isinstance rebound, but spelled through builtins: kept as spelled
+        "import builtins\n"
+        "isinstance = print\n\n\n"
+        "def f(x):\n"
+        "    return builtins.isinstance(x, (MLAAttentionSpec, SlidingWindowMLASpec))\n",
+        "    return builtins.isinstance(x, KVCacheSpec) and x.uses_mla_layout\n",
+    ),
+    (  # isinstance rebound: a known spec's exact test needs no isinstance
+        "isinstance = print\n\n\n"
+        "def f(x: KVCacheSpec):\n"
+        "    return type(x) is MLAAttentionSpec\n",
+        "    return x.uses_mla_layout\n",
+    ),
+    (  # not under not: no parentheses
+        "def f(x: KVCacheSpec):\n    return not type(x) is not MLAAttentionSpec\n",
+        "    return not not x.uses_mla_layout\n",
+    ),
+    (  # not in a subscript: parenthesized
+        "def f(x: KVCacheSpec, flags):\n"
+        "    return flags[type(x) is not MLAAttentionSpec]\n",
+        "    return flags[(not x.uses_mla_layout)]\n",
+    ),
+    (  # or in or: associative, no parentheses
+        "def f(x, flag):\n"
+        "    return flag or isinstance(x, (MambaSpec, MLAAttentionSpec, SlidingWindowMLASpec))\n",
+        "    return flag or isinstance(x, MambaSpec) or (isinstance(x, KVCacheSpec) and x.uses_mla_layout)\n",
+    ),
+    (  # a starred argument: parenthesized
+        "def f(x):\n"
+        "    return print(*isinstance(x, (MLAAttentionSpec, SlidingWindowMLASpec)))\n",
+        "    return print(*(isinstance(x, KVCacheSpec) and x.uses_mla_layout))\n",
+    ),
+    (  # a dictionary's key (its value is open): parenthesized
+        "def f(x):\n"
+        "    return {isinstance(x, (MLAAttentionSpec, SlidingWindowMLASpec)): 1}\n",
+        "    return {(isinstance(x, KVCacheSpec) and x.uses_mla_layout): 1}\n",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    "body, fixed",
+    PLACES,
+    ids=[
+        "known-computed",
+        "known-subscript",
+        "parenthesized-name",
+        "builtins",
+        "rebound-known",
+        "not-under-not",
+        "not-in-subscript",
+        "or-in-or",
+        "starred",
+        "dict-key",
+    ],  # fmt: skip
+)
+def test_each_rewrite_is_parenthesized_and_guarded_for_where_it_lands(body, fixed):
+    head = (
+        "from vllm.v1.kv_cache_interface import (\n"
+        "    KVCacheSpec, MambaSpec, MLAAttentionSpec, SlidingWindowMLASpec\n)\n\n"
+    )
+    outcome = fix_source(
+        head + body, "x.py", Config(), _hierarchy(CLASSES), module_name="vllm.other",
+        unsafe=True,
+    )  # fmt: skip
+    assert outcome.failure is None
+    *kept, last = body.splitlines(keepends=True)
+    assert outcome.text == head + "".join(kept) + fixed
 
 
 # -- the migration itself (edges/layout_migration.py), without the command line --

@@ -132,7 +132,8 @@ def known_spec(model: SemanticModel, test: TypeTest, root: str) -> bool:
             and all(root in hierarchy.ancestors(c) for c in named)
         ):
             return True
-    return isinstance(target, cst.Name) and _bound_as_spec(model, target, root)
+    # The name as the tree holds it (``(x)`` unparenthesized is a new node).
+    return isinstance(target, cst.Name) and _bound_as_spec(model, test.target, root)
 
 
 def _bound_as_spec(model: SemanticModel, name: cst.Name, root: str) -> bool:
