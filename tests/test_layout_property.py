@@ -802,7 +802,7 @@ def test_declarations_keep_the_files_line_endings_and_say_what_they_added():
         "isinstance-rebound",
         "root-unnamed",
         "known-spec-computed-with-others",
-    ],  # fmt: skip
+    ],
 )
 def test_a_test_the_rewrite_cannot_take_says_why_and_has_no_fix(
     body, location, message
@@ -874,6 +874,11 @@ PLACES = [
         "    return print(*isinstance(x, (MLAAttentionSpec, SlidingWindowMLASpec)))\n",
         "    return print(*(isinstance(x, KVCacheSpec) and x.uses_mla_layout))\n",
     ),
+    (  # a plain argument is open: no parentheses
+        "def f(x):\n"
+        "    return print(isinstance(x, (MLAAttentionSpec, SlidingWindowMLASpec)))\n",
+        "    return print(isinstance(x, KVCacheSpec) and x.uses_mla_layout)\n",
+    ),
     (  # a dictionary's key (its value is open): parenthesized
         "def f(x):\n"
         "    return {isinstance(x, (MLAAttentionSpec, SlidingWindowMLASpec)): 1}\n",
@@ -895,8 +900,9 @@ PLACES = [
         "not-in-subscript",
         "or-in-or",
         "starred",
+        "argument",
         "dict-key",
-    ],  # fmt: skip
+    ],
 )
 def test_each_rewrite_is_parenthesized_and_guarded_for_where_it_lands(body, fixed):
     head = (
