@@ -382,6 +382,134 @@ CASES = {
         FIXED_HEADER + "ok = isinstance(spec, (\n    MLAAttentionSpec,\n\n"
         "    SlidingWindowMLASpec,\n    FullAttentionSpec,\n))\n",
     ),
+    # -- the import the fix extends, in each layout --------------------------
+    "import_lone_name_one_per_line": (
+        "from vllm.v1.kv_cache_interface import (\n    MLAAttentionSpec,\n)\n\n"
+        "ok = isinstance(spec, MLAAttentionSpec)\n",
+        # The new name indented like the one before it, not at column 0.
+        "from vllm.v1.kv_cache_interface import (\n    MLAAttentionSpec,\n"
+        "    SlidingWindowMLASpec,\n)\n\n"
+        "ok = isinstance(spec, (MLAAttentionSpec, SlidingWindowMLASpec))\n",
+    ),
+    "import_lone_name_with_comment": (
+        "from vllm.v1.kv_cache_interface import (\n    MLAAttentionSpec,  # mla\n)\n"
+        "\nok = isinstance(spec, MLAAttentionSpec)\n",
+        "from vllm.v1.kv_cache_interface import (\n    MLAAttentionSpec,  # mla\n"
+        "    SlidingWindowMLASpec,\n)\n\n"
+        "ok = isinstance(spec, (MLAAttentionSpec, SlidingWindowMLASpec))\n",
+    ),
+    "import_lone_name_comment_no_comma": (
+        "from vllm.v1.kv_cache_interface import (\n    MLAAttentionSpec  # mla\n)\n"
+        "\nok = isinstance(spec, MLAAttentionSpec)\n",
+        "from vllm.v1.kv_cache_interface import (\n    MLAAttentionSpec,  # mla\n"
+        "    SlidingWindowMLASpec\n)\n\n"
+        "ok = isinstance(spec, (MLAAttentionSpec, SlidingWindowMLASpec))\n",
+    ),
+    "import_two_names_one_per_line": (
+        "from vllm.v1.kv_cache_interface import (\n    FullAttentionSpec,\n"
+        "    MLAAttentionSpec,\n)\n\nok = isinstance(spec, MLAAttentionSpec)\n",
+        "from vllm.v1.kv_cache_interface import (\n    FullAttentionSpec,\n"
+        "    MLAAttentionSpec,\n    SlidingWindowMLASpec,\n)\n\n"
+        "ok = isinstance(spec, (MLAAttentionSpec, SlidingWindowMLASpec))\n",
+    ),
+    "import_closer_after_last": (
+        "from vllm.v1.kv_cache_interface import (\n    FullAttentionSpec,\n"
+        "    MLAAttentionSpec)\n\nok = isinstance(spec, MLAAttentionSpec)\n",
+        "from vllm.v1.kv_cache_interface import (\n    FullAttentionSpec,\n"
+        "    MLAAttentionSpec,\n    SlidingWindowMLASpec)\n\n"
+        "ok = isinstance(spec, (MLAAttentionSpec, SlidingWindowMLASpec))\n",
+    ),
+    "import_aligned": (
+        "from vllm.v1.kv_cache_interface import (FullAttentionSpec,\n"
+        "                                        MLAAttentionSpec)\n\n"
+        "ok = isinstance(spec, MLAAttentionSpec)\n",
+        "from vllm.v1.kv_cache_interface import (FullAttentionSpec,\n"
+        "                                        MLAAttentionSpec,\n"
+        "                                        SlidingWindowMLASpec)\n\n"
+        "ok = isinstance(spec, (MLAAttentionSpec, SlidingWindowMLASpec))\n",
+    ),
+    "import_closer_on_its_own_line_indented": (
+        "from vllm.v1.kv_cache_interface import (MLAAttentionSpec,\n    )\n\n"
+        "ok = isinstance(spec, MLAAttentionSpec)\n",
+        "from vllm.v1.kv_cache_interface import (MLAAttentionSpec,\n"
+        "    SlidingWindowMLASpec,\n    )\n\n"
+        "ok = isinstance(spec, (MLAAttentionSpec, SlidingWindowMLASpec))\n",
+    ),
+    "import_backslash": (
+        "from vllm.v1.kv_cache_interface import \\\n    MLAAttentionSpec\n\n"
+        "ok = isinstance(spec, MLAAttentionSpec)\n",
+        "from vllm.v1.kv_cache_interface import \\\n"
+        "    MLAAttentionSpec, SlidingWindowMLASpec\n\n"
+        "ok = isinstance(spec, (MLAAttentionSpec, SlidingWindowMLASpec))\n",
+    ),
+    # -- displays without a separator between items: the closer's line break --
+    "tuple_backslash_anchor_first": (
+        HEADER + "KINDS = MLAAttentionSpec, \\\n    FullAttentionSpec\n",
+        FIXED_HEADER + "KINDS = MLAAttentionSpec, \\\n    SlidingWindowMLASpec, \\\n"
+        "    FullAttentionSpec\n",
+    ),
+    "tuple_backslash_anchor_last": (
+        HEADER + "KINDS = FullAttentionSpec, \\\n    MLAAttentionSpec\n",
+        FIXED_HEADER + "KINDS = FullAttentionSpec, \\\n    MLAAttentionSpec, \\\n"
+        "    SlidingWindowMLASpec\n",
+    ),
+    "names_list_one_per_line": (
+        'ok = type(spec).__name__ in [\n    "MLAAttentionSpec",\n]\n',
+        'ok = type(spec).__name__ in [\n    "MLAAttentionSpec",\n'
+        '    "SlidingWindowMLASpec",\n]\n',
+    ),
+    "names_set_one_per_line": (
+        'ok = type(spec).__name__ in {\n    "MLAAttentionSpec",\n}\n',
+        'ok = type(spec).__name__ in {\n    "MLAAttentionSpec",\n'
+        '    "SlidingWindowMLASpec",\n}\n',
+    ),
+    "names_tuple_one_per_line": (
+        'ok = type(spec).__name__ in (\n    "MLAAttentionSpec",\n)\n',
+        'ok = type(spec).__name__ in (\n    "MLAAttentionSpec",\n'
+        '    "SlidingWindowMLASpec",\n)\n',
+    ),
+    "table_one_per_line": (
+        HEADER + "HANDLERS = {\n    MLAAttentionSpec: 1,\n}\n\n\n"
+        "def f(x):\n    return HANDLERS[type(x)]\n",
+        FIXED_HEADER + "HANDLERS = {\n    MLAAttentionSpec: 1,\n"
+        "    SlidingWindowMLASpec: 1,\n}\n\n\n"
+        "def f(x):\n    return HANDLERS[type(x)]\n",
+    ),
+    "table_of_pairs": (
+        HEADER + "HANDLERS = dict([(MLAAttentionSpec, 1)])\n\n\n"
+        "def f(x):\n    return HANDLERS[type(x)]\n",
+        FIXED_HEADER
+        + "HANDLERS = dict([(MLAAttentionSpec, 1), (SlidingWindowMLASpec, 1)])"
+        "\n\n\ndef f(x):\n    return HANDLERS[type(x)]\n",
+    ),
+    # -- MRO scans comparing classes (VSL005) ------------------------------
+    "mro_scan_identity": (
+        HEADER + "ok = any(c is MLAAttentionSpec for c in type(spec).__mro__)\n",
+        FIXED_HEADER + "ok = any(c in (MLAAttentionSpec, SlidingWindowMLASpec) "
+        "for c in type(spec).__mro__)\n",
+    ),
+    "mro_method_equality": (
+        HEADER + "ok = any(c == MLAAttentionSpec for c in type(spec).mro())\n",
+        FIXED_HEADER + "ok = any(c in (MLAAttentionSpec, SlidingWindowMLASpec) "
+        "for c in type(spec).mro())\n",
+    ),
+    "mro_scan_in_tuple": (
+        HEADER + "ok = any(c in (FullAttentionSpec, MLAAttentionSpec) "
+        "for c in type(spec).__mro__)\n",
+        FIXED_HEADER + "ok = any(c in (FullAttentionSpec, MLAAttentionSpec, "
+        "SlidingWindowMLASpec) for c in type(spec).__mro__)\n",
+    ),
+    "mro_scan_in_list": (
+        HEADER + "ok = any(c in [MLAAttentionSpec, FullAttentionSpec] "
+        "for c in type(spec).__mro__)\n",
+        FIXED_HEADER + "ok = any(c in [MLAAttentionSpec, SlidingWindowMLASpec, "
+        "FullAttentionSpec] for c in type(spec).__mro__)\n",
+    ),
+    "mro_scan_in_set": (
+        HEADER + "ok = any(c in {MLAAttentionSpec} for c in type(spec).__mro__)\n",
+        FIXED_HEADER + "ok = any(c in {MLAAttentionSpec, SlidingWindowMLASpec} "
+        "for c in type(spec).__mro__)\n",
+    ),
     "module_attribute_exact": (
         "from vllm.v1 import kv_cache_interface as kv\n"
         "ok = type(spec) is kv.MLAAttentionSpec\n",

@@ -167,6 +167,9 @@ def insert_items(container: cst.CSTNode, field: str, index: int, new: list):
             own.whitespace_after, cst.ParenthesizedWhitespace
         )
         if own_break:
+            if not isinstance(between.whitespace_after, cst.ParenthesizedWhitespace):
+                # A lone item on its own line: the new one goes on the next.
+                between = cst.Comma(whitespace_after=_item_break(container, own))
             new[-1] = new[-1].with_changes(comma=_without_comment(own))
             items[-1] = items[-1].with_changes(
                 comma=own.with_changes(
@@ -198,6 +201,21 @@ def insert_items(container: cst.CSTNode, field: str, index: int, new: list):
             new[-1] = new[-1].with_changes(comma=own)
     items[index:index] = new
     return container.with_changes(**{field: items})
+
+
+def _item_break(container: cst.CSTNode, own: cst.Comma):
+    """The line break before the first item (after the opening bracket),
+    which indents it; the last item's own break where there is none."""
+    if isinstance(container, cst.Tuple):
+        opener = container.lpar[0] if container.lpar else None
+    elif isinstance(container, cst.ImportFrom):
+        opener = container.lpar
+    else:
+        opener = getattr(container, "lbracket", None) or container.lbrace
+    after = opener.whitespace_after if opener is not None else None
+    if isinstance(after, cst.ParenthesizedWhitespace):
+        return after.with_changes(first_line=cst.TrailingWhitespace(), empty_lines=())
+    return _without_comment(own).whitespace_after
 
 
 def _indented_like(whitespace, between: cst.Comma):
