@@ -382,6 +382,18 @@ CASES = {
         FIXED_HEADER + "ok = isinstance(spec, (\n    MLAAttentionSpec,\n\n"
         "    SlidingWindowMLASpec,\n    FullAttentionSpec,\n))\n",
     ),
+    "items_on_one_line_closer_below": (
+        HEADER + "ok = isinstance(spec, (FullAttentionSpec, MLAAttentionSpec\n))\n",
+        # The items share a line: the new one joins it, not a line of its own.
+        FIXED_HEADER + "ok = isinstance(spec, (FullAttentionSpec, MLAAttentionSpec, "
+        "SlidingWindowMLASpec\n))\n",
+    ),
+    "items_on_one_line_comment_closer_below": (
+        HEADER + "ok = isinstance(spec, (FullAttentionSpec, MLAAttentionSpec  # two\n"
+        "    ))\n",
+        FIXED_HEADER + "ok = isinstance(spec, (FullAttentionSpec, MLAAttentionSpec, "
+        "SlidingWindowMLASpec  # two\n    ))\n",
+    ),
     # -- the import the fix extends, in each layout --------------------------
     "import_lone_name_one_per_line": (
         "from vllm.v1.kv_cache_interface import (\n    MLAAttentionSpec,\n)\n\n"
@@ -419,6 +431,13 @@ CASES = {
         "    MLAAttentionSpec,\n    SlidingWindowMLASpec)\n\n"
         "ok = isinstance(spec, (MLAAttentionSpec, SlidingWindowMLASpec))\n",
     ),
+    "import_names_on_the_opening_line": (
+        "from vllm.v1.kv_cache_interface import (FullAttentionSpec, MLAAttentionSpec,\n"
+        ")\n\nok = isinstance(spec, MLAAttentionSpec)\n",
+        "from vllm.v1.kv_cache_interface import (FullAttentionSpec, MLAAttentionSpec, "
+        "SlidingWindowMLASpec,\n)\n\n"
+        "ok = isinstance(spec, (MLAAttentionSpec, SlidingWindowMLASpec))\n",
+    ),
     "import_aligned": (
         "from vllm.v1.kv_cache_interface import (FullAttentionSpec,\n"
         "                                        MLAAttentionSpec)\n\n"
@@ -431,8 +450,9 @@ CASES = {
     "import_closer_on_its_own_line_indented": (
         "from vllm.v1.kv_cache_interface import (MLAAttentionSpec,\n    )\n\n"
         "ok = isinstance(spec, MLAAttentionSpec)\n",
-        "from vllm.v1.kv_cache_interface import (MLAAttentionSpec,\n"
-        "    SlidingWindowMLASpec,\n    )\n\n"
+        # The names share the opening line: the new one joins them.
+        "from vllm.v1.kv_cache_interface import (MLAAttentionSpec, "
+        "SlidingWindowMLASpec,\n    )\n\n"
         "ok = isinstance(spec, (MLAAttentionSpec, SlidingWindowMLASpec))\n",
     ),
     "import_backslash": (

@@ -166,17 +166,21 @@ def insert_items(container: cst.CSTNode, field: str, index: int, new: list):
         own_break = isinstance(own, cst.Comma) and isinstance(
             own.whitespace_after, cst.ParenthesizedWhitespace
         )
-        if own_break:
-            if not isinstance(between.whitespace_after, cst.ParenthesizedWhitespace):
-                # A lone item on its own line: the new one goes on the next.
-                between = cst.Comma(whitespace_after=_item_break(container, own))
+        one_per_line = isinstance(between.whitespace_after, cst.ParenthesizedWhitespace)
+        if own_break and not one_per_line:
+            # One item, or all on one line: the break after the opening
+            # parenthesis says which.
+            opening = _opening_break(container)
+            if opening is not None:
+                between, one_per_line = cst.Comma(whitespace_after=opening), True
+        if one_per_line and own_break:
             new[-1] = new[-1].with_changes(comma=_without_comment(own))
             items[-1] = items[-1].with_changes(
                 comma=own.with_changes(
                     whitespace_after=_indented_like(own.whitespace_after, between)
                 )
             )
-        elif closer is not None and isinstance(
+        elif one_per_line and isinstance(
             closer.whitespace_before, cst.ParenthesizedWhitespace
         ):
             # libcst keeps the last line break and its comment before the
@@ -196,36 +200,31 @@ def insert_items(container: cst.CSTNode, field: str, index: int, new: list):
                     )
                 ),
             )
-        else:
+        else:  # on one line: the new items join it, before any line break
             items[-1] = items[-1].with_changes(comma=between)
             new[-1] = new[-1].with_changes(comma=own)
     items[index:index] = new
     return container.with_changes(**{field: items})
 
 
-def _item_break(container: cst.CSTNode, own: cst.Comma):
-    """The line break before the first item (after the opening bracket),
-    which indents it; the last item's own break where there is none."""
-    if isinstance(container, cst.Tuple):
-        opener = container.lpar[0] if container.lpar else None
-    elif isinstance(container, cst.ImportFrom):
-        opener = container.lpar
-    else:
-        opener = getattr(container, "lbracket", None) or container.lbrace
+def _opening_break(container: cst.CSTNode):
+    """The line break after an import's opening parenthesis, which indents its
+    first name; None where the first name follows on the same line. (libcst
+    keeps the break before a display's closer there, not after its last
+    comma: only an import's last comma breaks the line.)"""
+    opener = container.lpar if isinstance(container, cst.ImportFrom) else None
     after = opener.whitespace_after if opener is not None else None
     if isinstance(after, cst.ParenthesizedWhitespace):
         return after.with_changes(first_line=cst.TrailingWhitespace(), empty_lines=())
-    return _without_comment(own).whitespace_after
+    return None
 
 
-def _indented_like(whitespace, between: cst.Comma):
-    """``whitespace``'s comment and line break, indented like ``between``."""
+def _indented_like(
+    whitespace: cst.ParenthesizedWhitespace, between: cst.Comma
+) -> cst.ParenthesizedWhitespace:
+    """``whitespace``'s comment and line break, indented like ``between``'s."""
     target = between.whitespace_after
-    if isinstance(whitespace, cst.ParenthesizedWhitespace) and isinstance(
-        target, cst.ParenthesizedWhitespace
-    ):
-        return whitespace.with_changes(indent=target.indent, last_line=target.last_line)
-    return whitespace
+    return whitespace.with_changes(indent=target.indent, last_line=target.last_line)
 
 
 def _insert_after(
