@@ -257,3 +257,73 @@ def test_a_scope_is_collected_once_and_kept(scoping):
     function = module.body[1]
     assert scopes.scope(function.body) is scopes.scope(function.body)
     assert scopes.scope(module.body[0]) is scopes.scope(module.body[2])
+
+
+BINDING_FORMS = """\
+shared = 1
+
+
+def lambdas():
+    make = lambda: (made := 1) and made
+    return make, made
+
+
+def augmented():
+    total += 1
+    return total
+
+
+def closures():
+    a = b = c = d = 0
+
+    def inner():
+        nonlocal d, a
+        a = 1
+
+    def other():
+        nonlocal c
+
+    return a, b, c, d, shared
+"""
+
+
+@pytest.mark.parametrize(
+    "row, column, expected",
+    [
+        # An assignment expression in a lambda binds in the lambda.
+        (5, 20, {"lambdas.<locals>.<locals>.made"}),
+        (5, 35, {"lambdas.<locals>.<locals>.made"}),
+        (6, 17, set()),
+        # An augmented assignment binds in its function.
+        (10, 4, {"augmented.<locals>.total"}),
+        (11, 11, {"augmented.<locals>.total"}),
+    ],
+)
+def test_a_lambdas_walrus_and_an_augmented_assignment_bind_where_python_does(
+    row, column, expected
+):
+    _, _, found = _resolved(
+        BINDING_FORMS,
+        lambda module, node, where: (
+            (where.start.line, where.start.column)
+            if isinstance(node, cst.Name)
+            else None
+        ),
+    )
+    assert found[(row, column)] == expected
+
+
+def test_a_variable_is_rebound_elsewhere_when_an_inner_function_says_nonlocal():
+    scopes, module, _ = _resolved(BINDING_FORMS, lambda module, node, where: None)
+    returned = module.body[3].body.body[-1].body[0].value
+    # Asked in this order: each name's answer is its own.
+    answers = {
+        element.value.value: scopes.rebound_elsewhere(
+            element.value, element.value.value
+        )
+        for element in returned.elements
+    }
+    # a: one of two names declared nonlocal; b: in no declaration; c: the
+    # only one; d: the first of two; a module-level name read in a function:
+    # any call may rebind it.
+    assert answers == {"a": True, "b": False, "c": True, "d": True, "shared": True}

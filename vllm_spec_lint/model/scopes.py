@@ -205,8 +205,8 @@ def _collect(scope: _Scope) -> None:
     node = scope.node
     if isinstance(node, (cst.FunctionDef, cst.Lambda)):
         _bind_parameters(scope, node.params)
-        if isinstance(node, cst.Lambda):
-            return  # a lambda's body is an expression: it binds nothing
+        # A lambda's body is an expression: only an assignment expression in
+        # it binds (in the lambda, PEP 572).
         _walk_body(scope, node.body)
     elif isinstance(node, _COMPREHENSIONS):
         comp: cst.CompFor | None = node.for_in
