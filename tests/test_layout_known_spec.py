@@ -68,6 +68,8 @@ NOT_KNOWN = {
         "specs: dict[str, tuple[KVCacheSpec, KVCacheSpec]]", "for (s, b) in specs.values()"
     ),
     "unbound-collection": ("", "for s in undefined_specs"),
+    "called-collection": ("make", "for s in make()"),
+    "optional-collection": ("specs: list[KVCacheSpec] | None", "for s in specs"),
 }  # fmt: skip
 
 
@@ -142,6 +144,21 @@ def test_an_element_of_anything_else_keeps_the_guard(name):
             False,
         ),
         ("def f(s, Foo):\n    return isinstance(s, Foo) and WHOLE\n", False),
+        (
+            "class Foo:\n    pass\n\n\n"
+            "def f(s):\n    return isinstance(s, (AttentionSpec, Foo)) and WHOLE\n",
+            False,
+        ),
+        # A class that is no spec, as an annotation.
+        ("class Foo:\n    pass\n\n\ndef f(s: Foo):\n    return WHOLE\n", False),
+        # A test of no class, of a call among classes, and a negative one.
+        ("def f(s, kinds):\n    return isinstance(s, kinds()) and WHOLE\n", False),
+        (
+            "def f(s, kinds):\n"
+            "    return isinstance(s, (AttentionSpec, kinds())) and WHOLE\n",
+            False,
+        ),
+        ("def f(s):\n    return not isinstance(s, MambaSpec) and WHOLE\n", False),
     ],
 )
 def test_the_rewrite_reads_the_property_alone_only_where_the_value_is_a_spec(
