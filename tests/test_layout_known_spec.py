@@ -159,6 +159,7 @@ def test_an_element_of_anything_else_keeps_the_guard(name):
             False,
         ),
         ("def f(s):\n    return not isinstance(s, MambaSpec) and WHOLE\n", False),
+        ("def f(s):\n    return isinstance(s, ()) and WHOLE\n", False),
     ],
 )
 def test_the_rewrite_reads_the_property_alone_only_where_the_value_is_a_spec(
@@ -166,6 +167,26 @@ def test_the_rewrite_reads_the_property_alone_only_where_the_value_is_a_spec(
 ):
     expected = source.replace("WHOLE", KNOWN if known else GUARDED)
     assert _rewritten(source.replace("WHOLE", WHOLE)) == expected
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "def f(s: Unrelated):\n    return WHOLE\n",
+        "def f(s):\n    return isinstance(s, (AttentionSpec, Unrelated)) and WHOLE\n",
+    ],
+    ids=["annotation", "earlier-test"],
+)
+def test_a_known_class_outside_the_spec_hierarchy_keeps_the_guard(source):
+    classes = CLASSES + "\n\nclass Unrelated:\n    pass\n"
+    head = HEAD.replace(
+        "AttentionSpec, KVCacheSpec", "AttentionSpec, KVCacheSpec, Unrelated"
+    )
+    outcome = fix_source(
+        head + source.replace("WHOLE", WHOLE), "x.py", Config(), _hierarchy(classes),
+        module_name="vllm.other", unsafe=True, formatter=None,
+    )  # fmt: skip
+    assert outcome.text == head + source.replace("WHOLE", GUARDED)
 
 
 def test_an_attribute_other_than_kv_cache_spec_is_not_known_to_be_a_spec():
