@@ -158,6 +158,9 @@ def test_unparenthesized_drops_the_nodes_own_parentheses_only():
     assert code_of(unparenthesized(expr)) == "a, (b)"
     bare = cst.parse_expression("a")
     assert unparenthesized(bare) is bare
+    # An empty tuple is its parentheses: kept (libcst refuses one without).
+    empty = cst.parse_expression("(())")
+    assert code_of(unparenthesized(empty)) == "(())"
 
 
 @pytest.mark.parametrize(

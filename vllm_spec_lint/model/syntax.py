@@ -114,7 +114,9 @@ def code_of(node: cst.CSTNode) -> str:
 
 
 def unparenthesized(expr: cst.BaseExpression) -> cst.BaseExpression:
-    return expr.with_changes(lpar=(), rpar=()) if expr.lpar else expr
+    if not expr.lpar or (isinstance(expr, cst.Tuple) and not expr.elements):
+        return expr  # ``()`` is its parentheses
+    return expr.with_changes(lpar=(), rpar=())
 
 
 def target_key(expr: cst.BaseExpression) -> str | None:
