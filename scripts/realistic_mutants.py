@@ -520,7 +520,9 @@ def run(args) -> dict[str, Verdicts]:
                     # tests that ran the line, every one of them (a slow
                     # test of the command line may be the one that notices).
                     every = line_tests.fastest(mutant, every=True)
-                    related = [*related_tests(mutant.module), *every]
+                    # From the copy: tests written since the run began are
+                    # not in it.
+                    related = [*related_tests(mutant.module, copies[0]), *every]
                     budget = CONFIRM_BUDGET + line_tests.budget(every)
                     verdict = job.judge(mutant, confirm + related, budget)
             finally:
@@ -597,15 +599,17 @@ def _node_id(context: str) -> str:
 
 
 @functools.cache
-def related_tests(module: str) -> list[str]:
-    """The test files about ``module``: named after it, or naming it. A
-    survivor of mutmut's map is run against these, the programs included."""
+def related_tests(module: str, root: Path | None = None) -> list[str]:
+    """The test files about ``module`` in the tree at ``root``: named after
+    it, or naming it. A survivor of mutmut's map is run against these, the
+    programs included."""
+    root = REPO if root is None else root
     stem, name = Path(module).stem, dotted(module)
     found = []
-    for path in sorted((REPO / "tests").glob("test_*.py")):
+    for path in sorted((root / "tests").glob("test_*.py")):
         text = path.read_text(encoding="utf-8")
         if stem in path.stem or name in text or f"import {stem}\n" in text:
-            found.append(path.relative_to(REPO).as_posix())
+            found.append(path.relative_to(root).as_posix())
     return found
 
 

@@ -244,6 +244,18 @@ def test_a_survivor_is_tried_on_the_test_files_about_its_module():
     assert "tests/test_globs.py" in rm.related_tests("vllm_spec_lint/core/globs.py")
 
 
+def test_the_related_test_files_are_those_of_the_tree_the_mutant_runs_in(tmp_path):
+    # A copy made when the run began lacks the test files written since.
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_old.py").write_text(
+        "from vllm_spec_lint.core import globs\n"
+    )
+    (tmp_path / "tests" / "test_unrelated.py").write_text("import os\n")
+    assert rm.related_tests("vllm_spec_lint/core/globs.py", tmp_path) == [
+        "tests/test_old.py"
+    ]
+
+
 def test_again_judges_the_survivors_but_not_the_ones_listed_as_equivalent(
     module, tmp_path, monkeypatch
 ):
