@@ -397,8 +397,8 @@ class Facts:
         if (quantifier == "all") != holds or len(call.args) != 1:
             return
         generator = call.args[0].value
-        if not isinstance(generator, cst.GeneratorExp):
-            return
+        if not isinstance(generator, (cst.GeneratorExp, cst.ListComp, cst.SetComp)):
+            return  # all([... for v in xs]) says the same as all(... for v in xs)
         comp = generator.for_in
         if comp.ifs or comp.inner_for_in is not None:
             return
@@ -411,12 +411,13 @@ class Facts:
                 yield Fact(fact.test, fact.holds, collection, elements=True)
 
     def _statement_facts(self, statement: cst.CSTNode) -> Iterator[Fact]:
-        """``assert C``: C holds after it. ``if C: <exit>``: C does not."""
+        """``assert C``: C holds after it. ``if C: <exit>`` (with or without
+        ``elif``/``else``): C does not."""
         if isinstance(statement, cst.SimpleStatementLine):
             for small in statement.body:
                 if isinstance(small, cst.Assert):
                     yield from self._from(small.test, True)
-        elif isinstance(statement, cst.If) and statement.orelse is None:
+        elif isinstance(statement, cst.If):
             if ends_in(statement.body, _EXITS):
                 yield from self._from(statement.test, False)
 
