@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 
-from tests.conftest import last_check
+from tests.conftest import findings, last_check
 from vllm_spec_lint.model.syntax import code_of
 
 HEADER = (
@@ -409,6 +409,344 @@ CASES = {
         "    return isinstance(t, MLAAttentionSpec)\n",
         [],
     ),
+    # -- each of these pins one condition of the walker (issue #46) ----------
+    "an append after an all() guard: the guard no longer covers every element": (
+        (
+            "def f(kinds, other):\n"
+            "    assert all(isinstance(k, FullAttentionSpec) for k in kinds)\n"
+            "    kinds.append(other)\n"
+            "    return isinstance(kinds[0], MLAAttentionSpec)\n"
+        ),
+        [],
+    ),
+    "an append after an all() guard, next(iter())": (
+        (
+            "def f(kinds, other):\n"
+            "    assert all(isinstance(k, FullAttentionSpec) for k in kinds)\n"
+            "    kinds.append(other)\n"
+            "    return isinstance(next(iter(kinds)), MLAAttentionSpec)\n"
+        ),
+        [],
+    ),
+    "a conditional expression's own test": (
+        ("def f(s):\n    return 1 if isinstance(s, MLAAttentionSpec) else 0\n"),
+        [],
+    ),
+    "a comprehension's own condition": (
+        ("def f(s):\n    return [x for x in s if isinstance(x, MLAAttentionSpec)]\n"),
+        [],
+    ),
+    "a class body stops the walk": (
+        (
+            "assert isinstance(s, SlidingWindowSpec)\n"
+            "\n"
+            "\n"
+            "class C:\n"
+            "    flag = isinstance(s, MLAAttentionSpec)\n"
+            "    s = None\n"
+        ),
+        [],
+    ),
+    "list() with no argument builds nothing known": (
+        (
+            "def f():\n"
+            "    kinds = list()\n"
+            "    return isinstance(kinds[0], MLAAttentionSpec)\n"
+        ),
+        [],
+    ),
+    "filter() without its iterable": (
+        (
+            "def f(xs):\n"
+            "    kinds = list(filter(lambda s: isinstance(s, FullAttentionSpec)))\n"
+            "    return isinstance(kinds[0], MLAAttentionSpec)\n"
+        ),
+        [],
+    ),
+    "filter()'s lambda with a fact about its argument's elements": (
+        (
+            "def f(xs):\n"
+            "    kinds = list(filter(lambda v: all(isinstance(x, FullAttentionSpec) for x in v), xs))\n"
+            "    return isinstance(kinds[0], MLAAttentionSpec)\n"
+        ),
+        [],
+    ),
+    "filter()'s lambda": (
+        (
+            "def f(xs):\n"
+            "    kinds = list(filter(lambda v: isinstance(v, FullAttentionSpec), xs))\n"
+            "    return isinstance(kinds[0], MLAAttentionSpec)\n"
+        ),
+        [("isinstance(v, FullAttentionSpec)", True, "kinds[]", True, False)],
+    ),
+    "another collection's append": (
+        (
+            "def f(specs, others):\n"
+            "    kinds = [s for s in specs if isinstance(s, FullAttentionSpec)]\n"
+            "    others.append(specs[0])\n"
+            "    return isinstance(kinds[0], MLAAttentionSpec)\n"
+        ),
+        [("isinstance(s, FullAttentionSpec)", True, "kinds[]", True, False)],
+    ),
+    "a collection's method read, not called": (
+        (
+            "def f(specs, other):\n"
+            "    kinds = [s for s in specs if isinstance(s, FullAttentionSpec)]\n"
+            "    add = kinds.append\n"
+            "    return isinstance(kinds[0], MLAAttentionSpec)\n"
+        ),
+        [("isinstance(s, FullAttentionSpec)", True, "kinds[]", True, False)],
+    ),
+    "an attribute of another value named like the collection, called": (
+        (
+            "def f(specs, other):\n"
+            "    kinds = [s for s in specs if isinstance(s, FullAttentionSpec)]\n"
+            "    other.kinds(1)\n"
+            "    return isinstance(kinds[0], MLAAttentionSpec)\n"
+        ),
+        [("isinstance(s, FullAttentionSpec)", True, "kinds[]", True, False)],
+    ),
+    "an element of the collection, called": (
+        (
+            "def f(specs, other):\n"
+            "    kinds = [s for s in specs if isinstance(s, FullAttentionSpec)]\n"
+            "    kinds[0](1)\n"
+            "    return isinstance(kinds[0], MLAAttentionSpec)\n"
+        ),
+        [("isinstance(s, FullAttentionSpec)", True, "kinds[]", True, False)],
+    ),
+    "append() with two arguments": (
+        (
+            "def f(specs, a, b):\n"
+            "    kinds = []\n"
+            "    kinds.append(a, b)\n"
+            "    return isinstance(kinds[0], MLAAttentionSpec)\n"
+        ),
+        [],
+    ),
+    "a call that is no quantifier": (
+        (
+            "def f(s, xs, foo):\n"
+            "    assert not foo(isinstance(x, FullAttentionSpec) for x in xs)\n"
+            "    return isinstance(next(iter(xs)), MLAAttentionSpec)\n"
+        ),
+        [],
+    ),
+    "an MRO scan is a test of its own": (
+        (
+            "def f(s):\n"
+            "    assert any(c is FullAttentionSpec for c in type(s).__mro__)\n"
+            "    return isinstance(s, MLAAttentionSpec)\n"
+        ),
+        [
+            (
+                "any(c is FullAttentionSpec for c in type(s).__mro__)",
+                True,
+                "s",
+                False,
+                False,
+            )
+        ],
+    ),
+    "all() with a second argument": (
+        (
+            "def f(xs):\n"
+            "    assert all((isinstance(x, FullAttentionSpec) for x in xs), 1)\n"
+            "    return isinstance(next(iter(xs)), MLAAttentionSpec)\n"
+        ),
+        [],
+    ),
+    "all() of a name": (
+        (
+            "def f(xs, flags):\n"
+            "    assert all(flags)\n"
+            "    return isinstance(next(iter(xs)), MLAAttentionSpec)\n"
+        ),
+        [],
+    ),
+    "all() of a list comprehension": (
+        (
+            "def f(xs):\n"
+            "    assert all([isinstance(x, FullAttentionSpec) for x in xs])\n"
+            "    return isinstance(next(iter(xs)), MLAAttentionSpec)\n"
+        ),
+        [("isinstance(x, FullAttentionSpec)", True, "xs", True, False)],
+    ),
+    "any() of a set comprehension, false": (
+        (
+            "def f(xs):\n"
+            "    assert not any({isinstance(x, SlidingWindowSpec) for x in xs})\n"
+            "    return isinstance(next(iter(xs)), MLAAttentionSpec)\n"
+        ),
+        [("isinstance(x, SlidingWindowSpec)", False, "xs", True, False)],
+    ),
+    "a filtered generator": (
+        (
+            "def f(xs, cond):\n"
+            "    assert all(isinstance(x, FullAttentionSpec) for x in xs if cond)\n"
+            "    return isinstance(next(iter(xs)), MLAAttentionSpec)\n"
+        ),
+        [],
+    ),
+    "all() nested in all()": (
+        (
+            "def f(xs):\n"
+            "    assert all(all(isinstance(y, FullAttentionSpec) for y in x) for x in xs)\n"
+            "    return isinstance(next(iter(xs)), MLAAttentionSpec)\n"
+        ),
+        [],
+    ),
+    "an early exit with an else": (
+        (
+            "def f(s):\n"
+            "    if not isinstance(s, FullAttentionSpec):\n"
+            "            return 0\n"
+            "    else:\n"
+            "        pass\n"
+            "    return isinstance(s, MLAAttentionSpec)\n"
+        ),
+        [("isinstance(s, FullAttentionSpec)", True, "s", False, False)],
+    ),
+    "a bitwise inversion is no not": (
+        (
+            "def f(s):\n"
+            "    assert ~isinstance(s, FullAttentionSpec)\n"
+            "    return isinstance(s, MLAAttentionSpec)\n"
+        ),
+        [],
+    ),
+    "a later any() operand, false: no decision": (
+        (
+            "def f(xs):\n"
+            "    return isinstance(next(iter(xs)), MLAAttentionSpec) or any(isinstance(x, SlidingWindowSpec) for x in xs)\n"
+        ),
+        [],
+    ),
+    "an empty tuple": (
+        (
+            "def f():\n"
+            "    kinds = ()\n"
+            "    kinds.append(make())\n"
+            "    return isinstance(kinds[0], MLAAttentionSpec)\n"
+        ),
+        [],
+    ),
+    "a collection built from another, then appended": (
+        (
+            "def f(s, other):\n"
+            "    kinds = list(other)\n"
+            "    kinds.append(s)\n"
+            "    assert isinstance(s, FullAttentionSpec)\n"
+            "    return isinstance(kinds[0], MLAAttentionSpec)\n"
+        ),
+        [],
+    ),
+    "two statements on one line": (
+        (
+            "def f(s):\n"
+            "    assert isinstance(s, FullAttentionSpec)\n"
+            "    kinds = []; pass\n"
+            "    kinds.append(s)\n"
+            "    return isinstance(kinds[0], MLAAttentionSpec)\n"
+        ),
+        [],
+    ),
+    "an empty list, then appended": (
+        (
+            "def f(s):\n"
+            "    assert isinstance(s, FullAttentionSpec)\n"
+            "    kinds = []\n"
+            "    kinds.append(s)\n"
+            "    return isinstance(kinds[0], MLAAttentionSpec)\n"
+        ),
+        [("isinstance(s, FullAttentionSpec)", True, "kinds[]", True, False)],
+    ),
+    "an early exit on one line": (
+        (
+            "def f(s):\n"
+            "    if not isinstance(s, FullAttentionSpec): return 0\n"
+            "    return isinstance(s, MLAAttentionSpec)\n"
+        ),
+        [("isinstance(s, FullAttentionSpec)", True, "s", False, False)],
+    ),
+    "three names unpacked from items()": (
+        (
+            "def f(d):\n"
+            "    assert all(isinstance(b, FullAttentionSpec) for a, b, c in d.items())\n"
+            "    return isinstance(next(iter(d.values())), MLAAttentionSpec)\n"
+        ),
+        [],
+    ),
+    "values() with an argument": (
+        (
+            "def f(d):\n"
+            "    assert all(isinstance(x, FullAttentionSpec) for x in d.values(1))\n"
+            "    return isinstance(next(iter(d.values())), MLAAttentionSpec)\n"
+        ),
+        [],
+    ),
+    "keys() is no values()": (
+        (
+            "def f(d):\n"
+            "    assert all(isinstance(x, FullAttentionSpec) for x in d.keys())\n"
+            "    return isinstance(next(iter(d.values())), MLAAttentionSpec)\n"
+        ),
+        [],
+    ),
+    "values() of a call": (
+        (
+            "def f(make):\n"
+            "    assert all(isinstance(x, FullAttentionSpec) for x in make().values())\n"
+            "    return isinstance(next(iter(make().values())), MLAAttentionSpec)\n"
+        ),
+        [],
+    ),
+    "pairs unpacked from a sequence": (
+        (
+            "def f(xs):\n"
+            "    assert all(isinstance(b, FullAttentionSpec) for a, b in xs)\n"
+            "    return isinstance(next(iter(xs)), MLAAttentionSpec)\n"
+        ),
+        [],
+    ),
+    "a loop's else is no element": (
+        (
+            "def f(xs):\n"
+            "    assert all(isinstance(x, FullAttentionSpec) for x in xs)\n"
+            "    for s in xs:\n"
+            "            pass\n"
+            "    else:\n"
+            "        return isinstance(s, MLAAttentionSpec)\n"
+        ),
+        [],
+    ),
+    "a lambda's walrus binds in the lambda": (
+        (
+            "def f(s):\n"
+            "    assert isinstance(s, FullAttentionSpec)\n"
+            "    g = lambda: (s := None)\n"
+            "    return isinstance(s, MLAAttentionSpec)\n"
+        ),
+        [("isinstance(s, FullAttentionSpec)", True, "s", False, False)],
+    ),
+    "import ... as binds its alias only": (
+        (
+            "def f(t):\n"
+            "    assert isinstance(t, FullAttentionSpec)\n"
+            "    import t.sub as other\n"
+            "    return isinstance(t, MLAAttentionSpec)\n"
+        ),
+        [("isinstance(t, FullAttentionSpec)", True, "t", False, False)],
+    ),
+    "a subscript assigned by a computed key": (
+        (
+            "def f(s, table, make):\n"
+            "    assert isinstance(s, FullAttentionSpec)\n"
+            "    table[make()] = 1\n"
+            "    return isinstance(s, MLAAttentionSpec)\n"
+        ),
+        [("isinstance(s, FullAttentionSpec)", True, "s", False, False)],
+    ),
 }
 
 
@@ -416,3 +754,41 @@ CASES = {
 def test_facts_at_the_check(name):
     body, expected = CASES[name]
     assert facts(body) == expected
+
+
+EXCLUDES_HEADER = (
+    "from vllm.v1.kv_cache_interface import (\n"
+    "    FullAttentionSpec, MLAAttentionSpec, SlidingWindowMLASpec\n)\n"
+    "from elsewhere import Unknown\n\n\n"
+)
+
+
+@pytest.mark.parametrize(
+    "body, expected",
+    [
+        # A test of FullAttentionSpec alone rules the companion out.
+        (
+            "def f(s):\n    if isinstance(s, FullAttentionSpec):\n"
+            "        return isinstance(s, MLAAttentionSpec)\n",
+            [],
+        ),
+        # Beside a class of unknown bases it may not: any unknown class counts.
+        (
+            "def f(s):\n    if isinstance(s, (FullAttentionSpec, Unknown)):\n"
+            "        return isinstance(s, MLAAttentionSpec)\n",
+            [("VSL001", 9, 30)],
+        ),
+        # Beside a subclass of the companion neither: any such class counts.
+        (
+            "class MySWMLA(SlidingWindowMLASpec):\n    pass\n\n\n"
+            "def f(s):\n    if isinstance(s, (MySWMLA, FullAttentionSpec)):\n"
+            "        return isinstance(s, MLAAttentionSpec)\n",
+            [("VSL001", 13, 30)],
+        ),
+    ],
+    ids=["known-class", "beside-unknown", "beside-companions-subclass"],
+)
+def test_a_positive_fact_excludes_the_companion_only_when_every_class_rules_it_out(
+    body, expected
+):
+    assert findings(EXCLUDES_HEADER + body, module="vllm.other") == expected
