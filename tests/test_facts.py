@@ -600,7 +600,7 @@ CASES = {
         (
             "def f(s):\n"
             "    if not isinstance(s, FullAttentionSpec):\n"
-            "            return 0\n"
+            "        return 0\n"
             "    else:\n"
             "        pass\n"
             "    return isinstance(s, MLAAttentionSpec)\n"
@@ -714,7 +714,7 @@ CASES = {
             "def f(xs):\n"
             "    assert all(isinstance(x, FullAttentionSpec) for x in xs)\n"
             "    for s in xs:\n"
-            "            pass\n"
+            "        pass\n"
             "    else:\n"
             "        return isinstance(s, MLAAttentionSpec)\n"
         ),
@@ -747,6 +747,248 @@ CASES = {
         ),
         [("isinstance(s, FullAttentionSpec)", True, "s", False, False)],
     ),
+    "an element of a collection another statement fills by filtering, appended to": (
+        (
+            "def f(specs):\n"
+            "    kinds = [s for s in specs if isinstance(s, FullAttentionSpec)]\n"
+            "    kinds.append(specs[0])\n"
+            "    return isinstance(kinds[0], MLAAttentionSpec)\n"
+        ),
+        [],
+    ),
+    "a call's result is no subject": (
+        ("def f():\n    return isinstance(undefined(), MLAAttentionSpec)\n"),
+        [],
+    ),
+    "next() of a collection is no element of it": (
+        (
+            "def f(xs):\n"
+            "    assert isinstance(next(xs), FullAttentionSpec)\n"
+            "    return isinstance(next(xs), MLAAttentionSpec)\n"
+        ),
+        [],
+    ),
+    "next(iter(xs)) is an element of xs": (
+        (
+            "def f(xs):\n"
+            "    assert all(isinstance(x, FullAttentionSpec) for x in xs)\n"
+            "    return isinstance(next(iter(xs)), MLAAttentionSpec)\n"
+        ),
+        [("isinstance(x, FullAttentionSpec)", True, "xs", True, False)],
+    ),
+    "iter() without an argument": (
+        (
+            "def f(xs):\n"
+            "    assert all(isinstance(x, FullAttentionSpec) for x in xs)\n"
+            "    return isinstance(next(iter()), MLAAttentionSpec)\n"
+        ),
+        [],
+    ),
+    "next() without an argument": (
+        (
+            "def f(xs):\n"
+            "    assert all(isinstance(x, FullAttentionSpec) for x in xs)\n"
+            "    return isinstance(next(), MLAAttentionSpec)\n"
+        ),
+        [],
+    ),
+    "a negated and inside not": (
+        (
+            "def f(s):\n"
+            "    return not (isinstance(s, FullAttentionSpec) and not isinstance(s, MLAAttentionSpec))\n"
+        ),
+        [("isinstance(s, FullAttentionSpec)", True, "s", False, False)],
+    ),
+    "another value's test in the or-chain": (
+        (
+            "def f(s):\n"
+            "    return isinstance(s, MLAAttentionSpec) or isinstance(t, SlidingWindowSpec)\n"
+        ),
+        [],
+    ),
+    "a later operand that admits values is no decision": (
+        (
+            "def f(s):\n"
+            "    return isinstance(s, MLAAttentionSpec) or not isinstance(s, FullAttentionSpec)\n"
+        ),
+        [],
+    ),
+    "a global in an elif: the chain's own decision": (
+        (
+            "s = None\n"
+            "\n"
+            "\n"
+            "def f():\n"
+            "    if isinstance(s, FullAttentionSpec):\n"
+            "        return 0\n"
+            "    elif isinstance(s, MLAAttentionSpec):\n"
+            "        return 1\n"
+        ),
+        [("isinstance(s, FullAttentionSpec)", False, "s", False, True)],
+    ),
+    "a global in a nested if: no guard": (
+        (
+            "s = None\n"
+            "\n"
+            "\n"
+            "def f():\n"
+            "    if isinstance(s, FullAttentionSpec):\n"
+            "        if isinstance(s, MLAAttentionSpec):\n"
+            "            return 1\n"
+        ),
+        [],
+    ),
+    "a conditional expression testing another value": (
+        (
+            "def f(s, t):\n"
+            "    return 1 if isinstance(t, FullAttentionSpec) else isinstance(s, MLAAttentionSpec)\n"
+        ),
+        [],
+    ),
+    "a conditional expression's test guards its body": (
+        (
+            "def f(s):\n"
+            "    return isinstance(s, MLAAttentionSpec) if isinstance(s, FullAttentionSpec) else 0\n"
+        ),
+        [("isinstance(s, FullAttentionSpec)", True, "s", False, False)],
+    ),
+    "a comprehension's condition guards its element": (
+        (
+            "def f(s):\n"
+            "    return [isinstance(x, MLAAttentionSpec) for x in s if isinstance(x, FullAttentionSpec)]\n"
+        ),
+        [("isinstance(x, FullAttentionSpec)", True, "x", False, False)],
+    ),
+    "a comprehension's iterable built by another comprehension": (
+        (
+            "def f(specs):\n"
+            "    return [isinstance(x, MLAAttentionSpec) for x in [s for s in specs if isinstance(s, FullAttentionSpec)]]\n"
+        ),
+        [],
+    ),
+    "another value's test in a comprehension's own condition": (
+        (
+            "def f(xs, s):\n"
+            "    return [x for x in xs if isinstance(s, MLAAttentionSpec)]\n"
+        ),
+        [],
+    ),
+    "append() with two arguments: an unknown change": (
+        (
+            "def f(specs, a, b):\n"
+            "    assert isinstance(a, FullAttentionSpec)\n"
+            "    kinds = []\n"
+            "    kinds.append(a, b)\n"
+            "    return isinstance(kinds[0], MLAAttentionSpec)\n"
+        ),
+        [],
+    ),
+    "any() true says nothing of every element": (
+        (
+            "def f(xs):\n"
+            "    assert any(isinstance(x, FullAttentionSpec) for x in xs)\n"
+            "    return isinstance(next(iter(xs)), MLAAttentionSpec)\n"
+        ),
+        [],
+    ),
+    "all() over a nested loop: an empty inner loop tests nothing": (
+        (
+            "def f(xs):\n"
+            "    assert all(isinstance(x, FullAttentionSpec) for x in xs for y in x)\n"
+            "    return isinstance(next(iter(xs)), MLAAttentionSpec)\n"
+        ),
+        [],
+    ),
+    "all() of another value's test": (
+        (
+            "def f(xs, s):\n"
+            "    assert all(isinstance(s, FullAttentionSpec) for x in xs)\n"
+            "    return isinstance(next(iter(xs)), MLAAttentionSpec)\n"
+        ),
+        [],
+    ),
+    "an empty tuple, then appended": (
+        (
+            "def f(s):\n"
+            "    assert isinstance(s, FullAttentionSpec)\n"
+            "    kinds = ()\n"
+            "    kinds.append(s)\n"
+            "    return isinstance(kinds[0], MLAAttentionSpec)\n"
+        ),
+        [("isinstance(s, FullAttentionSpec)", True, "kinds[]", True, False)],
+    ),
+    "a called lambda builds nothing known": (
+        (
+            "def f(s):\n"
+            "    assert isinstance(s, FullAttentionSpec)\n"
+            "    kinds = (lambda: [])()\n"
+            "    kinds.append(s)\n"
+            "    return isinstance(kinds[0], MLAAttentionSpec)\n"
+        ),
+        [],
+    ),
+    "a collection built from another is not empty": (
+        (
+            "def f(s, other):\n"
+            "    assert isinstance(s, FullAttentionSpec)\n"
+            "    kinds = list(other)\n"
+            "    kinds.append(s)\n"
+            "    return isinstance(kinds[0], MLAAttentionSpec)\n"
+        ),
+        [],
+    ),
+    "values() of a call is no collection": (
+        (
+            "def f(make):\n"
+            "    return all(isinstance(x, FullAttentionSpec) for x in make().values()) and isinstance(next(iter(make().values())), MLAAttentionSpec)\n"
+        ),
+        [],
+    ),
+    "an attribute of a call assigned": (
+        (
+            "def f(s, make):\n"
+            "    assert isinstance(s, FullAttentionSpec)\n"
+            "    make().attr = 1\n"
+            "    return isinstance(s, MLAAttentionSpec)\n"
+        ),
+        [("isinstance(s, FullAttentionSpec)", True, "s", False, False)],
+    ),
+    "an early exit by raise": (
+        (
+            "def f(s):\n"
+            "    if not isinstance(s, FullAttentionSpec):\n"
+            "        raise TypeError(s)\n"
+            "    return isinstance(s, MLAAttentionSpec)\n"
+        ),
+        [("isinstance(s, FullAttentionSpec)", True, "s", False, False)],
+    ),
+    "an early exit by continue": (
+        (
+            "def f(specs):\n"
+            "    for s in specs:\n"
+            "        if not isinstance(s, FullAttentionSpec):\n"
+            "            continue\n"
+            "        return isinstance(s, MLAAttentionSpec)\n"
+        ),
+        [("isinstance(s, FullAttentionSpec)", True, "s", False, False)],
+    ),
+    "an early exit by break": (
+        (
+            "def f(specs):\n"
+            "    for s in specs:\n"
+            "        if not isinstance(s, FullAttentionSpec):\n"
+            "            break\n"
+            "        return isinstance(s, MLAAttentionSpec)\n"
+        ),
+        [("isinstance(s, FullAttentionSpec)", True, "s", False, False)],
+    ),
+    "a generator's condition guards its element": (
+        (
+            "def f(xs):\n"
+            "    return any(isinstance(x, MLAAttentionSpec) for x in xs if isinstance(x, FullAttentionSpec))\n"
+        ),
+        [("isinstance(x, FullAttentionSpec)", True, "x", False, False)],
+    ),
 }
 
 
@@ -778,17 +1020,59 @@ EXCLUDES_HEADER = (
             "        return isinstance(s, MLAAttentionSpec)\n",
             [("VSL001", 9, 30)],
         ),
-        # Beside a subclass of the companion neither: any such class counts.
-        (
-            "class MySWMLA(SlidingWindowMLASpec):\n    pass\n\n\n"
-            "def f(s):\n    if isinstance(s, (MySWMLA, FullAttentionSpec)):\n"
-            "        return isinstance(s, MLAAttentionSpec)\n",
-            [("VSL001", 13, 30)],
-        ),
     ],
-    ids=["known-class", "beside-unknown", "beside-companions-subclass"],
+    ids=["known-class", "beside-unknown"],
 )
 def test_a_positive_fact_excludes_the_companion_only_when_every_class_rules_it_out(
     body, expected
 ):
     assert findings(EXCLUDES_HEADER + body, module="vllm.other") == expected
+
+
+def test_beside_a_known_subclass_of_the_companion_the_companion_is_not_ruled_out():
+    from vllm_spec_lint.core.analysis import analyze_source
+    from vllm_spec_lint.core.settings import Config
+    from vllm_spec_lint.model.hierarchy import KV_CACHE_INTERFACE, ClassHierarchy
+
+    hierarchy = ClassHierarchy.default().with_classes(
+        {"p.MySWMLA": (f"{KV_CACHE_INTERFACE}.SlidingWindowMLASpec",)},
+        "1 class",
+        "test",
+    )
+    source = EXCLUDES_HEADER + (
+        "from p import MySWMLA\n\n\n"
+        "def f(s):\n    if isinstance(s, (MySWMLA, FullAttentionSpec)):\n"
+        "        return isinstance(s, MLAAttentionSpec)\n"
+    )
+    analysis = analyze_source(source, "x.py", Config(), hierarchy, module_name="q")
+    assert [(f.code, *f.location) for f in analysis.findings] == [("VSL001", 12, 30)]
+
+
+@pytest.mark.parametrize(
+    "call",
+    ["pop()", "remove(s)", "discard(s)", "clear()", "copy()", "count(s)",
+     "index(s)", "get(0)", "keys()", "values()", "items()", "sort()",
+     "reverse()", "popitem()"],
+)  # fmt: skip
+def test_a_method_that_adds_nothing_keeps_what_is_known_of_the_elements(call):
+    body = (
+        "def f(specs, s):\n"
+        "    kinds = [v for v in specs if isinstance(v, FullAttentionSpec)]\n"
+        f"    kinds.{call}\n"
+        "    return isinstance(kinds[0], MLAAttentionSpec)\n"
+    )
+    assert facts(body) == [
+        ("isinstance(v, FullAttentionSpec)", True, "kinds[]", True, False)
+    ]
+
+
+@pytest.mark.parametrize("build", ["list", "set", "tuple", "sorted", "frozenset"])
+def test_a_filter_built_into_each_collection_keeps_its_test(build):
+    body = (
+        "def f(specs):\n"
+        f"    kinds = {build}(filter(lambda v: isinstance(v, FullAttentionSpec), specs))\n"
+        "    return isinstance(kinds[0], MLAAttentionSpec)\n"
+    )
+    assert facts(body) == [
+        ("isinstance(v, FullAttentionSpec)", True, "kinds[]", True, False)
+    ]
