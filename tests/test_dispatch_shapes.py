@@ -81,11 +81,13 @@ DISPATCHER = (
         # A starred element of the pairs is no pair, even if it is a tuple.
         ("TABLE = dict([*(MLAAttentionSpec, 1)])\n", []),
         # A call that is no register() registers nothing.
-        ("print(MLAAttentionSpec)\n", []),
-        ("registry.add(MLAAttentionSpec)\n", []),
+        # (beside a registration, so the module's calls are read at all)
+        ("registry.register(SlidingWindowSpec)\nprint(MLAAttentionSpec)\n", []),
+        ("registry.register(SlidingWindowSpec)\nregistry.add(MLAAttentionSpec)\n", []),
         # A starred argument of a dispatcher's register() names no class.
         (DISPATCHER + "KINDS = (MLAAttentionSpec,)\nhandle.register(*KINDS)\n",
          [("VSL004", (10, 1))]),
+        (DISPATCHER + "handle.register(*(MLAAttentionSpec,))\n", []),
         # In a class body: the dispatched parameter is the first one, or the
         # one after self; a function without parameters registers nothing.
         (DISPATCHER + "class Holder:\n    @handle.register\n"
@@ -93,10 +95,10 @@ DISPATCHER = (
         (DISPATCHER + "class Holder:\n    @handle.register\n"
          "    def _(self, spec: MLAAttentionSpec):\n        pass\n",
          [("VSL006", (12, 23))]),
-        (DISPATCHER + "class Holder:\n    @handle.register\n    def _():\n        pass\n",
-         []),
+        (DISPATCHER + "class Holder:\n    @handle.register\n    def _():\n"
+         "        return MLAAttentionSpec\n", []),
     ],
-    ids=["starred-pair", "print", "add", "starred-dispatch", "class-first-param",
+    ids=["starred-pair", "print", "add", "starred-dispatch", "starred-display", "class-first-param",
          "class-after-self", "class-no-params"],
 )  # fmt: skip
 def test_registrations_in_each_shape(body, expected):
