@@ -32,7 +32,75 @@ pytestmark = pytest.mark.fast
         ("a.Ab\n", "a.Xb\n", Edit("Xb", (5, 3), (5, 5))),
         # Punctuation around a word: the common ends are kept, no more.
         ("f(a)\n", "f((a))\n", Edit("(a)", (5, 3), (5, 4))),
+        # Punctuation after a word, or before one: the word is not taken in.
+        ("x = A\n", "x = A()\n", Edit("()", (5, 6), (5, 6))),
+        ("x = A\n", "x = (A\n", Edit("(", (5, 5), (5, 5))),
+        # A last line without its line break: the ends of either text.
+        ("x = A", "x = AB", Edit("AB", (5, 5), (5, 6))),
+        ("x = A", "x = A()", Edit("()", (5, 6), (5, 6))),
+        ("x = A()", "x = A", Edit("", (5, 6), (5, 8))),
+        ("A", "(A", Edit("(", (5, 1), (5, 1))),
+        ("(A", "A", Edit("", (5, 1), (5, 2))),
+        ("Ab", "Xb", Edit("Xb", (5, 1), (5, 3))),
     ],
 )
 def test_a_previews_edit_is_narrow_and_cuts_no_word(old, new, edit):
     assert _narrowed(old, new, 5) == edit
+
+
+def _finding(path: str, row: int, text: str):
+    from vllm_spec_lint.core.findings import Finding
+    from vllm_spec_lint.repair.text import Fix
+
+    fix = Fix("safe", "Add", (Edit(text, (row, 1), (row, 2)),))
+    return Finding("VSL001", "m", path, (row, 1), (row, 2), fix)
+
+
+def test_a_finding_in_a_file_without_its_source_keeps_its_fix(tmp_path):
+    from vllm_spec_lint.core.settings import Config
+    from vllm_spec_lint.edges.previews import laid_out
+
+    findings = [_finding("gone.py", 1, "x")]
+    assert laid_out(findings, {}, Config(), tmp_path) == findings
+
+
+def test_a_cached_layout_of_another_number_of_fixes_is_laid_out_again(tmp_path):
+    # ruff lays the file out; then the cache is made to hold one fix for the
+    # file's two, as a stale or damaged entry would.
+    from vllm_spec_lint.core.settings import Config
+    from vllm_spec_lint.edges.cache import PreviewCache
+    from vllm_spec_lint.edges.previews import laid_out
+
+    path = str(tmp_path / "m.py")
+    source = "a = 1\nb = 2\n"
+    findings = [_finding(path, 1, "x"), _finding(path, 2, "y")]
+    cache = PreviewCache(tmp_path)
+    config = Config(fix_formatter="ruff")
+    laid = laid_out(findings, {path: source}, config, tmp_path, cache)
+    (entry,) = cache.folder.rglob("*.json")  # its key names the formatter too
+    key = entry.name.removesuffix(".json")
+    cache.put(key, [findings[0].fix])
+    assert cache.get(key) == [findings[0].fix]
+    assert laid_out(findings, {path: source}, config, tmp_path, cache) == laid
+    assert len(cache.get(key)) == 2  # laid out again, and kept
+
+
+def test_a_fix_starting_on_the_line_after_a_changed_block_keeps_its_own_edit():
+    from vllm_spec_lint.edges.previews import _laid_out_fixes
+    from vllm_spec_lint.repair.text import Fix
+
+    text = "a = 1\nb = 2\n"
+    on_a = Fix("safe", "one", (Edit("10", (1, 5), (1, 6)),))
+    before_b = Fix("safe", "two", (Edit("c = 3\n", (2, 1), (2, 1)),))
+
+    def formatter(new: str, changed) -> str:  # lays out line 1 only
+        return new.replace("a = 10\n", "a = 10  # ten\n")
+
+    laid = _laid_out_fixes(text, [on_a, before_b], formatter)
+    # Line 1 became two lines (difflib: one block, rows 1-1 of the old
+    # text): the fix on line 1 takes it; the insertion at line 2 starts
+    # after it and keeps its own edit.
+    assert laid == [
+        Fix("safe", "one", (Edit("10  # ten\nc = 3", (1, 5), (1, 6)),)),
+        before_b,
+    ]
