@@ -1191,3 +1191,64 @@ def test_a_backend_in_a_packages_init_finds_its_builder_relatively(
     sites, _ = _check(root)
     expected = [(f"{package}/builder.py", 9, "VSL001")]
     assert sites == (expected if companion_layer else [])
+
+
+def test_a_file_naming_the_chain_with_a_nul_byte_leaves_it_undecided(tmp_path):
+    """CPython refuses a NUL byte (SyntaxError from 3.11, ValueError before):
+    either way the chain is unreadable and nothing is decided."""
+    from vllm_spec_lint.edges.discovery import forget_packages
+    from vllm_spec_lint.edges.pairing import Pairing
+    from vllm_spec_lint.model.hierarchy import ClassHierarchy
+
+    root = _tree(tmp_path)
+    (root / "vllm/registry.py").write_bytes(b"from x import IndexerMetadataBuilder\0\n")
+    files = sorted(str(p) for p in root.rglob("*.py"))
+    forget_packages()
+    own_spec = (BUILDER, "vllm.v1.kv_cache_interface.SlidingWindowMLASpec")
+    assert Pairing(files, ClassHierarchy.default()).decide([own_spec]) == {}
+
+
+def test_tree_pairing_answers_from_its_cache_the_second_time(tmp_path):
+    from vllm_spec_lint.core.settings import Config
+    from vllm_spec_lint.edges.cache import PairingCache
+    from vllm_spec_lint.edges.discovery import forget_packages
+    from vllm_spec_lint.edges.pairing import TreePairing
+    from vllm_spec_lint.model.hierarchy import ClassHierarchy
+
+    root = _tree(tmp_path / "tree")
+    files = sorted(str(p) for p in root.rglob("*.py"))
+    hierarchy = ClassHierarchy.default()
+    own_spec = (BUILDER, "vllm.v1.kv_cache_interface.SlidingWindowMLASpec")
+    forget_packages()
+
+    def pairing() -> TreePairing:
+        cache = PairingCache(tmp_path / "cache", Config(), hierarchy)
+        return TreePairing(files, hierarchy, [b"MLAAttentionSpec"], cache=cache)
+
+    first = pairing().decide([own_spec])
+    assert first[own_spec].startswith("pairing: IndexerMetadataBuilder's spec")
+    # The same files, unchanged: the answer comes from the cache, no pass runs.
+    second = pairing()
+    assert second.decide([own_spec]) == first
+    assert second._pairing is None
+    assert pairing().decide([]) == {}
+
+
+def test_a_deliberate_test_joins_the_suppressed_in_order_of_place_and_code():
+    from vllm_spec_lint.core.analysis import FileAnalysis
+    from vllm_spec_lint.core.findings import Finding
+    from vllm_spec_lint.edges.pairing import with_pairing
+
+    own_spec = (BUILDER, "vllm.v1.kv_cache_interface.SlidingWindowMLASpec")
+    at = ((3, 5), (3, 9))
+    earlier = Finding("VSL002", "m", "x.py", *at, suppressed_by="narrowed")
+    paired = Finding("VSL001", "m", "x.py", *at, own_spec=own_spec)
+    other = Finding("VSL001", "m", "x.py", (1, 1), (1, 2))
+    result = FileAnalysis([paired, other])
+    result.suppressed = [earlier]
+    with_pairing(result, {own_spec: "pairing: why"}, strict=False)
+    assert result.findings == [other]
+    assert [(f.code, f.suppressed_by) for f in result.suppressed] == [
+        ("VSL001", "pairing: why"),
+        ("VSL002", "narrowed"),
+    ]
