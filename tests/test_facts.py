@@ -989,6 +989,17 @@ CASES = {
         ),
         [("isinstance(x, FullAttentionSpec)", True, "x", False, False)],
     ),
+    "a global collection: any call may refill it": (
+        (
+            "SPECS = []\n"
+            "\n"
+            "\n"
+            "def f():\n"
+            "    assert all(isinstance(x, FullAttentionSpec) for x in SPECS)\n"
+            "    return isinstance(next(iter(SPECS)), MLAAttentionSpec)\n"
+        ),
+        [],
+    ),
 }
 
 

@@ -154,3 +154,14 @@ def test_a_name_set_of_the_mro_bound_once_is_read_where_it_is_tested():
         flags = ["MLAAttentionSpec" in names for names in groups]
         """
     assert findings(source) == [("VSL005", 5, 12), ("VSL005", 16, 6)]
+
+
+def test_a_derived_or_discovered_family_has_no_stand_ins_of_its_own():
+    from dataclasses import replace
+
+    hierarchy = _with_plugin({"q.TkvMLAAttentionSpec": (f"{KCI}.MLAAttentionSpec",)})
+    assert len(stand_in_families([MLA], hierarchy)) == 1
+    derived = replace(MLA, derived_from="mla")
+    discovered = replace(MLA, evidence="shares fields a, b")
+    assert stand_in_families([derived], hierarchy) == ()
+    assert stand_in_families([discovered], hierarchy) == ()
