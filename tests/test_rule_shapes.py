@@ -83,3 +83,21 @@ def test_a_stand_in_familys_fix_is_never_promoted_to_safe():
     [own] = analyze_source(vllms, "x.py", config, hierarchy, module_name="r").findings
     # The stand-in is a guess from a name: its fix stays unsafe.
     assert (guessed.fix.applicability, own.fix.applicability) == ("unsafe", "safe")
+
+
+@pytest.mark.parametrize(
+    "constant",
+    [
+        "KINDS = OTHER = (MLAAttentionSpec,)\n",  # two names: neither followed
+        "KINDS: tuple\n",  # declared, never assigned
+    ],
+)
+def test_a_name_is_followed_to_its_classes_only_when_assigned_once(constant):
+    source = (
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n\n"
+        + constant
+        + "\n\ndef f(s):\n    return isinstance(s, KINDS)\n"
+    )
+    assert _found(source) == []
+    once = source.replace(constant, "KINDS = (MLAAttentionSpec,)\n")
+    assert _found(once) == [("VSL004", 3, 1)]
