@@ -21,8 +21,9 @@ def _found(source: str, config: Config | None = None) -> list[tuple]:
     "source, expected",
     [
         # A function's local tuple is no module constant.
-        (MLA + "\n\ndef f(spec):\n    KINDS = (MLAAttentionSpec,)\n    return KINDS\n",
-         []),
+        (MLA + "\n\ndef f(spec):\n    KINDS = (MLAAttentionSpec,)\n"
+         "    if isinstance(spec, MLAAttentionSpec):\n        return KINDS\n",
+         [("VSL001", 6, 25)]),
         # Two targets: which one is the constant is not said.
         (MLA + "\nA = B = (MLAAttentionSpec,)\n", []),
         # An attribute of a module is no constant of this one.
