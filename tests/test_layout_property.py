@@ -749,6 +749,32 @@ def test_declarations_keep_the_files_line_endings_and_say_what_they_added():
 
 
 @pytest.mark.parametrize(
+    "text, declared",
+    [
+        # Nothing to declare on: nothing added.
+        ("", ""),
+        # Another line last, without its line break: left as it was.
+        (
+            "class Anchor:\n    pass\n\n\nx = 1",
+            "class Anchor:\n    pass\n\n    @property\n"
+            "    def uses_a_layout(self) -> bool:\n        return True\n\n\nx = 1",
+        ),
+        # Old Mac line breaks: one each, none doubled.
+        (
+            "class Anchor:\r    pass\r",
+            "class Anchor:\r    pass\r\n    @property\n"
+            "    def uses_a_layout(self) -> bool:\n        return True\n",
+        ),
+    ],
+    ids=["empty", "no-final-break-elsewhere", "carriage-returns"],
+)
+def test_declarations_add_only_their_block(text, declared):
+    from vllm_spec_lint.repair.declarations import declare_property
+
+    assert declare_property(text, {"Anchor": True}, "uses_a_layout", [])[0] == declared
+
+
+@pytest.mark.parametrize(
     "body, location, message",
     [
         (

@@ -102,3 +102,56 @@ def test_a_name_is_followed_to_its_classes_only_when_assigned_once(constant):
     assert _found(source) == []
     once = source.replace(constant, "KINDS = (MLAAttentionSpec,)\n")
     assert _found(once) == [("VSL004", 3, 1)]
+
+
+def test_a_singledispatchmethods_registration_is_read():
+    source = (
+        "import functools\n\n"
+        "from vllm.v1.kv_cache_interface import KVCacheSpec, MLAAttentionSpec\n\n\n"
+        "class Layout:\n    @functools.singledispatchmethod\n"
+        "    def rows(self, spec: KVCacheSpec) -> int:\n        return 2\n\n"
+        "    @rows.register\n"
+        "    def _(self, spec: MLAAttentionSpec) -> int:\n        return 1\n"
+    )
+    assert _found(source) == [("VSL006", 12, 23)]
+
+
+@pytest.mark.parametrize(
+    "body, expected",
+    [
+        # Read through the one name bound to the set of the MRO's names.
+        ("    names = {c.__name__ for c in type(x).__mro__}\n"
+         '    return "MLAAttentionSpec" in names\n', [("VSL005", 3, 12)]),
+        # Bound to two names at once: not followed.
+        ("    names = other = {c.__name__ for c in type(x).__mro__}\n"
+         '    return "MLAAttentionSpec" in names\n', []),
+        # Not the classes' names: a call's, a docstring.
+        ('    return {c().__name__ for c in type(x).__mro__} == {"MLAAttentionSpec"}\n',
+         []),
+        ('    return any(c.__doc__ == "MLAAttentionSpec" for c in type(x).__mro__)\n',
+         []),
+    ],
+    ids=["names-bound-once", "names-bound-twice", "called", "docstring"],
+)  # fmt: skip
+def test_what_is_a_scan_of_the_mros_class_names(body, expected):
+    assert _found("def f(x):\n" + body) == expected
+
+
+def test_stand_in_families_get_no_declaration_of_their_own():
+    from tests.test_no_fix import _plugin_config
+    from vllm_spec_lint.edges.hierarchy_sources import with_layout_property
+
+    kci = "vllm.v1.kv_cache_interface"
+    config, hierarchy = _plugin_config(
+        {
+            "q.TkvMLAAttentionSpec": (f"{kci}.MLAAttentionSpec",),
+            "q.TkvSlidingWindowMLASpec": (f"{kci}.SlidingWindowMLASpec",),
+        }
+    )
+    assert [f.name for f in config.families] == ["mla", "mla:TkvMLAAttentionSpec"]
+    # The stand-ins inherit the property of the classes they derive from.
+    assert sorted(with_layout_property(hierarchy, config).declared) == [
+        f"{kci}.KVCacheSpec",
+        f"{kci}.MLAAttentionSpec",
+        f"{kci}.SlidingWindowMLASpec",
+    ]
