@@ -63,13 +63,21 @@ class Spec(Base, metaclass=Meta):
         except (ValueError) as err:
             raise
         z = lambda q=1: q
-        a += 1
-        return (x, y, z, self.spec[i, 1 : 2], f(b, *args, key=(a)))
+        a += 1; b = 2
+        return (x, y, z, self.spec[i, 1 : 2 : 3], f(b, *args, key=(a)))
+        # a comment after the block's last statement (its footer)
+
+
+@register("twice")
+# between the decorator and the class
+class Other:
+    pass
 
 
 class Generic[T](Base):
     async def g[U](self, u: U) -> T:
         pass
+# the module's footer
 """
 
 
