@@ -186,3 +186,9 @@ def test_unparenthesized_drops_the_nodes_own_parentheses_only():
 )
 def test_target_key(code, expected):
     assert target_key(cst.parse_expression(code)) == expected
+
+
+def test_child_nodes_of_a_node_built_with_a_list():
+    # Fixes build nodes with lists (with_changes(elements=[...])).
+    built = cst.Tuple([cst.Element(cst.Name("a")), cst.Element(cst.Name("b"))])
+    assert [code_of(child) for child in child_nodes(built)] == ["(", "a", "b", ")"]
