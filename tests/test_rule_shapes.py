@@ -131,10 +131,13 @@ def test_a_singledispatchmethods_registration_is_read():
          []),
         ('    return any(c().__name__ == "MLAAttentionSpec" for c in type(x).__mro__)\n',
          []),
+        # The classes themselves compared with a name: never equal.
+        ('    return any(c == "MLAAttentionSpec" for c in type(x).__mro__)\n', []),
+        ('    return "MLAAttentionSpec" in {c for c in type(x).__mro__}\n', []),
         ('    return any(c.__doc__ == "MLAAttentionSpec" for c in type(x).__mro__)\n',
          []),
     ],
-    ids=["names-bound-once", "names-bound-twice", "called", "called-any", "docstring"],
+    ids=["names-bound-once", "names-bound-twice", "called", "called-any", "classes-any", "classes-set", "docstring"],
 )  # fmt: skip
 def test_what_is_a_scan_of_the_mros_class_names(body, expected):
     assert _found("def f(x):\n" + body) == expected
