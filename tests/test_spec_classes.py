@@ -237,3 +237,30 @@ def test_a_family_module_gone_before_its_classes_are_read_is_a_warning(
     for args in (["--discover"], ["--discover-families"]):
         assert cli.main(["families", *args, "."]) == 0
         assert capsys.readouterr().err == f"warning: {warning}\n"
+
+
+def test_a_scanned_file_no_import_can_name_is_named_by_its_path(tmp_path):
+    shapes, first_scanned, _ = _read(
+        tmp_path,
+        {"pkg/a.py": FAMILY_A, "tools/my-plugin.py": "class MySpec(FirstSpec): ...\n"},
+        ["pkg.a"],
+        ["tools/my-plugin.py"],
+    )
+    # (the helper hands the reader absolute paths)
+    path = tmp_path / "tools" / "my-plugin.py"
+    assert shapes[first_scanned:] == [(f"{path}.MySpec", 2)]
+
+
+def test_a_scanned_file_nested_too_deeply_to_parse_is_left_to_the_analysis(tmp_path):
+    deep = "class DeepSpec(FirstSpec): ...\nx = " + "-" * 100_000 + "1\n"
+    shapes, first_scanned, warnings = _read(
+        tmp_path,
+        {"pkg/a.py": FAMILY_A, "plugin/deep.py": deep, "plugin/two.py": FAMILY_B},
+        ["pkg.a"],
+        ["plugin/deep.py", "plugin/two.py"],
+    )
+    # The deep file is passed over (the analysis reports it); the next is read.
+    assert [name.rpartition(".")[2] for name, _ in shapes[first_scanned:]] == [
+        "OtherSpec"
+    ]
+    assert warnings == []

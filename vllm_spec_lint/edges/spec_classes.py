@@ -62,7 +62,7 @@ def read_spec_classes(
         family_files.add(os.path.abspath(path))
         try:
             shapes += class_shapes(read_source(Path(path)), module, len(shapes))
-        except (OSError, SyntaxError, ValueError) as e:
+        except (OSError, SyntaxError, ValueError, RecursionError, MemoryError) as e:
             warnings.append(f"{path}: cannot read spec classes: {e}")
     first_scanned = len(shapes)
     known = {short_name(c): c for c in hierarchy.classes()}
@@ -87,7 +87,8 @@ def read_spec_classes(
             continue
         try:
             found = class_shapes(source, module_name_for(name) or name, len(shapes))
-        except (SyntaxError, ValueError, RecursionError):
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            # CPython's parser says "too deeply nested" with either error.
             continue  # the analysis reports files that do not parse
         shapes += [s for s in found if any(_base_name(b) in known for b in s.bases)]
     return SpecClasses(shapes, known, first_scanned)
