@@ -182,7 +182,10 @@ def answer(request: dict, copy: Path, stamp: float) -> dict:
                 return {"status": "timeout", "tail": ""}
             time.sleep(0.02)
         code = os.waitstatus_to_exitcode(status)
-        tail = Path(output).read_text(errors="replace")[-2000:]
+        try:
+            tail = Path(output).read_text(errors="replace")[-2000:]
+        except FileNotFoundError:  # the tests under the mutant removed it
+            tail = ""
         return {"status": "cold" if code == 200 else code, "tail": tail}
     finally:
         _write(target, original, stamp + 1)
