@@ -163,3 +163,38 @@ def test_a_class_bodys_own_names_are_its_methods_and_attributes():
         "later",
         "uses_layout",
     }
+
+
+@pytest.mark.parametrize(
+    "init, expected",
+    [
+        # __init__'s kv_cache_spec parameter, after self, among others.
+        ("def __init__(self, layer, kv_cache_spec):", "m.Builder"),
+        ("def __init__(self, kv_cache_spec, layer):", "m.Builder"),
+        ("def __init__(self, *, kv_cache_spec):", "m.Builder"),
+        # self itself named so is not the parameter; another method's is not.
+        ("def __init__(kv_cache_spec, layer):", None),
+        ("def build(self, kv_cache_spec):", None),
+    ],
+)
+def test_a_builders_own_spec_is_its_init_parameter(init, expected):
+    import libcst as cst
+
+    from vllm_spec_lint.core.settings import Config
+    from vllm_spec_lint.model.hierarchy import ClassHierarchy
+    from vllm_spec_lint.model.own_spec import own_spec_class
+    from vllm_spec_lint.model.semantic_model import SemanticModel
+    from vllm_spec_lint.model.syntax import walk
+
+    text = f"class Builder:\n    {init}\n        ok = kv_cache_spec\n"
+    module = cst.parse_module(text)
+    model = SemanticModel(
+        module, text, families=Config().families, hierarchy=ClassHierarchy.default(),
+        module_name="m",
+    )  # fmt: skip
+    read = [
+        n
+        for n in walk(module)
+        if isinstance(n, cst.Name) and n.value == "kv_cache_spec"
+    ][-1]
+    assert own_spec_class(model, read) == expected
