@@ -1000,6 +1000,16 @@ CASES = {
         ),
         [],
     ),
+    "a global in a one-line if: no guard": (
+        (
+            "s = None\n"
+            "\n"
+            "\n"
+            "def f():\n"
+            "    if isinstance(s, FullAttentionSpec): return isinstance(s, MLAAttentionSpec)\n"
+        ),
+        [],
+    ),
 }
 
 
