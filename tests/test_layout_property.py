@@ -1296,3 +1296,20 @@ def test_declarations_follow_each_classs_indentation_and_skip_nested_ones():
         "                return True\n"
     )
     assert len(added) == 2
+
+
+def test_only_a_family_module_of_the_scanned_tree_is_written(tmp_path):
+    from vllm_spec_lint.edges.layout_migration import _defined_in
+    from vllm_spec_lint.model.hierarchy import KV_CACHE_INTERFACE, ClassHierarchy
+
+    kci = tmp_path / "vllm" / "v1" / "kv_cache_interface.py"
+    cls = f"{KV_CACHE_INTERFACE}.MLAAttentionSpec"
+    scanned = ClassHierarchy.default().with_module(
+        KV_CACHE_INTERFACE, {"MLAAttentionSpec": ()}, str(kci), "scanned tree"
+    )
+    installed = ClassHierarchy.default().with_module(
+        KV_CACHE_INTERFACE, {"MLAAttentionSpec": ()}, str(kci), "vllm-source"
+    )
+    assert _defined_in(cls, scanned) == str(kci)
+    # vLLM's installed source (vsl-vllm-source): read, never written.
+    assert _defined_in(cls, installed) is None
