@@ -615,3 +615,29 @@ def test_an_interrupted_run_says_how_many_files_it_wrote(written, said):
 
     assert cli._interrupted(RunInterrupted(written)) == said
     assert cli._interrupted(KeyboardInterrupt()) == "interrupted"
+
+
+def test_each_commands_defaults_are_the_explicit_spelling(tmp_path):
+    from tests.conftest import run_cli
+
+    (tmp_path / "m.py").write_text(
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
+        "ok = isinstance(spec, MLAAttentionSpec)\n"
+    )
+    pairs = [
+        (["rules"], ["rules", "--output-format", "text"]),
+        (["families", "."], ["families", "--output-format", "text", "."]),
+        (
+            ["fix", "--unsafe-fixes", "--diff", "m.py"],
+            ["fix", "--unsafe-fixes", "--diff", "--fix-formatter", "auto", "m.py"],
+        ),
+    ]
+    for default, explicit in pairs:
+        plain = run_cli(*default, cwd=tmp_path)
+        spelled = run_cli(*explicit, cwd=tmp_path)
+        assert plain.returncode in (0, 1), plain.stderr
+        assert (spelled.returncode, spelled.stdout, spelled.stderr) == (
+            plain.returncode,
+            plain.stdout,
+            plain.stderr,
+        ), explicit
