@@ -641,3 +641,26 @@ def test_each_commands_defaults_are_the_explicit_spelling(tmp_path):
             plain.stdout,
             plain.stderr,
         ), explicit
+
+
+def test_fix_of_standard_input_writes_no_file_and_exit_zero_says_zero(tmp_path):
+    from tests.conftest import run_cli
+
+    source = (
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
+        "ok = isinstance(spec, MLAAttentionSpec)\n"
+    )
+    on_disk = "# the file on disk, not what is piped in\n"
+    (tmp_path / "m.py").write_text(on_disk)
+    out = run_cli(
+        "fix", "--unsafe-fixes", "--stdin-filename", "m.py", "-",
+        cwd=tmp_path, input=source,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert "SlidingWindowMLASpec" in out.stdout  # the fixed source, on stdout
+    assert (tmp_path / "m.py").read_text() == on_disk
+    # Without --unsafe-fixes the finding remains: 1, or 0 with --exit-zero.
+    (tmp_path / "m.py").write_text(source)
+    assert run_cli("fix", "m.py", cwd=tmp_path).returncode == 1
+    assert run_cli("fix", "--exit-zero", "m.py", cwd=tmp_path).returncode == 0
+    assert (tmp_path / "m.py").read_text() == source

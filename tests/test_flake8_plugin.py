@@ -292,3 +292,18 @@ def test_a_parent_named_only_in_the_trees_hierarchy_is_checked(tmp_path):
         "w.py:5:25: VSL007 isinstance() check against CompressedSpec also admits "
         "SlidingWindowMLASpec, which has MLAAttentionSpec's layout\n"
     )
+
+
+def test_an_unknown_encoding_cookie_is_a_vsl900_only_where_an_anchor_is_named(
+    tmp_path,
+):
+    (tmp_path / "bad_cookie.py").write_text(
+        "# -*- coding: no-such-codec -*-\n"
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
+        "ok = isinstance(s, MLAAttentionSpec)\n"
+    )
+    (tmp_path / "latin.py").write_bytes(b'x = "\xe9"\n')  # names no class
+    out = flake8("--select", "VSL", "bad_cookie.py", "latin.py", cwd=tmp_path)
+    assert out.stdout == (
+        "bad_cookie.py:1:1: VSL900 cannot decode: unknown encoding: no-such-codec\n"
+    )
