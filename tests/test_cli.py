@@ -664,3 +664,28 @@ def test_fix_of_standard_input_writes_no_file_and_exit_zero_says_zero(tmp_path):
     assert run_cli("fix", "m.py", cwd=tmp_path).returncode == 1
     assert run_cli("fix", "--exit-zero", "m.py", cwd=tmp_path).returncode == 0
     assert (tmp_path / "m.py").read_text() == source
+
+
+def test_a_baseline_checked_from_standard_input_is_stale_under_its_name(tmp_path):
+    from tests.conftest import run_cli
+
+    (tmp_path / "m.py").write_text(
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
+        "ok = isinstance(spec, MLAAttentionSpec)\n"
+    )
+    assert (
+        run_cli("check", "--write-baseline", "b.json", "m.py", cwd=tmp_path).returncode
+        == 0
+    )
+    stale = "stale: m.py: VSL001 'ok = isinstance(spec, MLAAttentionSpec)'\n"
+    named = run_cli(
+        "check", "--baseline", "b.json", "--show-stale", "--stdin-filename", "m.py",
+        "-", cwd=tmp_path, input="ok = 1\n",
+    )  # fmt: skip
+    assert (named.returncode, named.stderr) == (0, stale)
+    # Without a name, standard input is "-": no entry of m.py is stale.
+    unnamed = run_cli(
+        "check", "--baseline", "b.json", "--show-stale", "-", cwd=tmp_path,
+        input="ok = 1\n",
+    )  # fmt: skip
+    assert (unnamed.returncode, unnamed.stderr) == (0, "")

@@ -429,3 +429,54 @@ def test_flake8_with_the_stand_ins_configured_reports_what_check_reports(plugin)
     )
     result = run_flake8("vllm_acme/worker/kv_transfer.py", cwd=plugin)
     assert result.stdout.splitlines() == DEFAULT
+
+
+@pytest.mark.parametrize(
+    "plugin_class, listed",
+    [
+        (
+            "TkvMLAAttentionSpec",
+            "stand-in mla:TkvMLAAttentionSpec (p.specs)\n"
+            "  anchor: TkvMLAAttentionSpec\n"
+            "  companion: SlidingWindowMLASpec (vllm.v1.kv_cache_interface)\n"
+            "  from: TkvMLAAttentionSpec stands in for MLAAttentionSpec (its name "
+            "extends MLAAttentionSpec's)\n"
+            "To check the stand-ins when files are checked a few at a time "
+            "(pre-commit, flake8, an editor), add to [tool.vllm-spec-lint]:\n"
+            "extend-families = [\n"
+            '  { name = "mla:TkvMLAAttentionSpec", module = "p.specs", members = '
+            '["TkvMLAAttentionSpec", "vllm.v1.kv_cache_interface.SlidingWindowMLASpec"]'
+            " },\n"
+            "]\n",
+        ),
+        (
+            # A subclass under a name of its own: quiet, nothing to add.
+            "AIndexerSpec",
+            "subclass mla:AIndexerSpec (p.specs)\n"
+            "  anchor: AIndexerSpec\n"
+            "  companion: SlidingWindowMLASpec (vllm.v1.kv_cache_interface)\n"
+            "  from: AIndexerSpec subclasses MLAAttentionSpec under a name of its own\n"
+            "  reported with --strict only\n",
+        ),
+    ],
+)
+def test_families_lists_a_plugins_stand_in_once_with_what_to_configure(
+    tmp_path, plugin_class, listed
+):
+    (tmp_path / "p").mkdir()
+    (tmp_path / "p" / "__init__.py").write_text("")
+    (tmp_path / "p" / "specs.py").write_text(
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n\n\n"
+        f"class {plugin_class}(MLAAttentionSpec): ...\n"
+    )
+    text = run_cli("families", ".", cwd=tmp_path).stdout
+    assert text.startswith(
+        "family mla (vllm.v1.kv_cache_interface)\n"
+        "  anchor: MLAAttentionSpec\n"
+        "  companion: SlidingWindowMLASpec\n" + listed + "hierarchy (from "
+    )
+    report = json.loads(
+        run_cli("families", "--format", "json", ".", cwd=tmp_path).stdout
+    )
+    [stand_in] = [f for f in report["families"] if f["module"] == "p.specs"]
+    assert stand_in["stand_in"] == listed.split("  from: ")[1].split("\n")[0]
