@@ -836,3 +836,25 @@ def test_nixl_codemod_says_why_the_fix_was_not_made(tmp_path, monkeypatch):
         WORKER_WITH_MORE_CHECKS,
         "the fixed code does not parse; not written",
     )
+
+
+def test_a_file_the_codemod_cannot_write_or_read_is_an_error(tmp_path):
+    from tests.conftest import run_cli
+
+    target = tmp_path / "m.py"
+    target.write_text(
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
+        "ok = isinstance(spec, MLAAttentionSpec)\n"
+    )
+    target.chmod(0o444)
+    out = run_cli("codemod", "add-sliding-window-mla", "m.py", cwd=tmp_path)
+    assert out.returncode == 2
+    assert "error: m.py: not written: the file is read-only\n" in out.stderr
+    worker = tmp_path / "base_worker.py"
+    worker.write_text("# -*- coding: no-such-codec -*-\nx = 1\n")
+    out = run_cli("codemod", "nixl-mla-region", "base_worker.py", cwd=tmp_path)
+    assert (out.returncode, out.stderr) == (
+        2,
+        "error: base_worker.py: cannot read the NIXL worker: "
+        "unknown encoding: no-such-codec\n",
+    )
