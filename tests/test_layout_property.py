@@ -1313,3 +1313,29 @@ def test_only_a_family_module_of_the_scanned_tree_is_written(tmp_path):
     assert _defined_in(cls, scanned) == str(kci)
     # vLLM's installed source (vsl-vllm-source): read, never written.
     assert _defined_in(cls, installed) is None
+
+
+def test_a_family_module_that_cannot_be_written_stops_the_migration(tree):
+    """Its readers are not rewritten to read a property that was not
+    declared; a reader that cannot be written does not stop the others."""
+    interface = tree / "vllm" / "v1" / "kv_cache_interface.py"
+    user = tree / "vllm" / "v1" / "user.py"
+    interface.chmod(0o444)
+    out = run_cli("codemod", "layout-property", ".", cwd=tree)
+    assert out.returncode == 2
+    assert (interface.read_text(), user.read_text()) == (TREE_INTERFACE, TREE_USER)
+    # The declaration written, one reader read-only: a later one is written.
+    interface.chmod(0o644)
+    (tree / "vllm" / "v1" / "zz_another.py").write_text(TREE_USER)
+    user.chmod(0o444)
+    out = run_cli("codemod", "layout-property", ".", cwd=tree)
+    assert out.returncode == 2
+    assert "error: vllm/v1/user.py: not written: the file is read-only" in out.stderr
+    assert user.read_text() == TREE_USER
+    assert "uses_mla_layout" in (tree / "vllm" / "v1" / "zz_another.py").read_text()
+    # Declared already (nothing declared this time): a read-only reader
+    # still does not stop the next one.
+    (tree / "vllm" / "v1" / "zz_third.py").write_text(TREE_USER)
+    out = run_cli("codemod", "layout-property", ".", cwd=tree)
+    assert out.returncode == 2
+    assert "uses_mla_layout" in (tree / "vllm" / "v1" / "zz_third.py").read_text()
