@@ -234,3 +234,31 @@ def test_the_key_changes_with_pygls_or_lsprotocols_version(monkeypatch):
             keys.add(lsp_start._key_of(params))
     assert len(keys) == 3
     assert lsp_start._key_of(params) == before
+
+
+def test_odd_first_messages_are_left_to_pygls_and_nothing_is_kept(tmp_path):
+    # Another request naming a root: not an initialize, nothing remembered.
+    messages = _serve(
+        _frame(
+            {"id": 5, "method": "shutdown", "params": {"rootUri": tmp_path.as_uri()}}
+        )
+    )
+    assert [m.get("id") for m in messages] == [5]
+    assert list(tmp_path.iterdir()) == []
+    # An initialize without params: pygls refuses it (its own log message).
+    messages = _serve(_frame({"id": 1, "method": "initialize", "params": None}))
+    assert [m.get("id") for m in messages] == [None, 99]
+    # A root that is no string: answered, nothing remembered.
+    odd_root = {"capabilities": {}, "rootUri": 5}
+    [answer] = _answers(
+        _serve(_frame({"id": 1, "method": "initialize", "params": odd_root}))
+    )
+    assert answer["result"]["serverInfo"]["name"] == "vllm-spec-lint"
+
+
+def test_a_content_length_that_is_no_number_is_no_message():
+    frame = b"Content-Length: abc\r\n\r\n{}"
+    assert lsp_start._read_frame(io.BytesIO(frame)) == (
+        b"Content-Length: abc\r\n\r\n",
+        {},
+    )
