@@ -465,9 +465,11 @@ def test_families_lists_a_plugins_stand_in_once_with_what_to_configure(
 ):
     (tmp_path / "p").mkdir()
     (tmp_path / "p" / "__init__.py").write_text("")
+    # A base the hierarchy does not know beside the spec class: passed over.
     (tmp_path / "p" / "specs.py").write_text(
-        "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n\n\n"
-        f"class {plugin_class}(MLAAttentionSpec): ...\n"
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n\n"
+        "from p.mixins import Packed\n\n\n"
+        f"class {plugin_class}(MLAAttentionSpec, Packed): ...\n"
     )
     text = run_cli("families", ".", cwd=tmp_path).stdout
     assert text.startswith(

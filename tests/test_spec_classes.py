@@ -3,6 +3,8 @@ by the names of their bases as written."""
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from tests.conftest import BAD, SPEC_CLASSES, write_family_module
@@ -251,8 +253,24 @@ def test_a_scanned_file_no_import_can_name_is_named_by_its_path(tmp_path):
     assert shapes[first_scanned:] == [(f"{path}.MySpec", 2)]
 
 
-def test_a_scanned_file_nested_too_deeply_to_parse_is_left_to_the_analysis(tmp_path):
-    deep = "class DeepSpec(FirstSpec): ...\nx = " + "-" * 100_000 + "1\n"
+@pytest.mark.parametrize(
+    "expression",
+    [
+        "-" * 100_000 + "1",  # MemoryError from CPython's parser
+        pytest.param(
+            "+".join(["1"] * 200_000),  # RecursionError
+            marks=pytest.mark.skipif(
+                sys.version_info >= (3, 13),
+                reason="CPython 3.13.0's parser crashes (SIGSEGV) on this sum",
+            ),
+        ),
+    ],
+    ids=["unary", "sum"],
+)
+def test_a_scanned_file_nested_too_deeply_to_parse_is_left_to_the_analysis(
+    tmp_path, expression
+):
+    deep = "class DeepSpec(FirstSpec): ...\nx = " + expression + "\n"
     shapes, first_scanned, warnings = _read(
         tmp_path,
         {"pkg/a.py": FAMILY_A, "plugin/deep.py": deep, "plugin/two.py": FAMILY_B},
