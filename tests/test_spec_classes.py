@@ -282,3 +282,23 @@ def test_a_scanned_file_nested_too_deeply_to_parse_is_left_to_the_analysis(
         "OtherSpec"
     ]
     assert warnings == []
+
+
+def test_vllms_own_subclasses_form_no_stand_ins_when_discovering(tmp_path):
+    """In vLLM's own tree a subclass named like a stand-in is vLLM's class,
+    read by the family module's hierarchy, not a plugin's: discovery reads
+    the classes, the families stay vLLM's."""
+    from tests.conftest import run_cli
+
+    write_family_module(tmp_path, SPEC_CLASSES)
+    (tmp_path / "vllm" / "v1" / "other.py").write_text(
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n\n\n"
+        "class TkvMLAAttentionSpec(MLAAttentionSpec): ...\n"
+    )
+    (tmp_path / "pyproject.toml").write_text(
+        "[tool.vllm-spec-lint]\ndiscover-families = true\n"
+    )
+    out = run_cli("families", ".", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "stand-in" not in out.stdout
+    assert out.stdout.startswith("family mla (vllm.v1.kv_cache_interface)\n")
