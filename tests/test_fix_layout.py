@@ -438,6 +438,22 @@ CASES = {
         "SlidingWindowMLASpec,\n)\n\n"
         "ok = isinstance(spec, (MLAAttentionSpec, SlidingWindowMLASpec))\n",
     ),
+    "import_lone_name_closer_on_its_line": (
+        "from vllm.v1.kv_cache_interface import (\n    MLAAttentionSpec)\n\n"
+        "ok = isinstance(spec, MLAAttentionSpec)\n",
+        # No break after the name: the new one joins its line.
+        "from vllm.v1.kv_cache_interface import (\n"
+        "    MLAAttentionSpec, SlidingWindowMLASpec)\n\n"
+        "ok = isinstance(spec, (MLAAttentionSpec, SlidingWindowMLASpec))\n",
+    ),
+    "import_uneven_indentation": (
+        "from vllm.v1.kv_cache_interface import (\n        FullAttentionSpec,\n"
+        "    MLAAttentionSpec,\n)\n\nok = isinstance(spec, MLAAttentionSpec)\n",
+        # Indented like the name before it (the break between the names).
+        "from vllm.v1.kv_cache_interface import (\n        FullAttentionSpec,\n"
+        "    MLAAttentionSpec,\n    SlidingWindowMLASpec,\n)\n\n"
+        "ok = isinstance(spec, (MLAAttentionSpec, SlidingWindowMLASpec))\n",
+    ),
     "import_aligned": (
         "from vllm.v1.kv_cache_interface import (FullAttentionSpec,\n"
         "                                        MLAAttentionSpec)\n\n"
