@@ -158,30 +158,27 @@ def test_one_class_read_under_two_module_names_is_no_twin_of_itself():
 
 def test_a_shared_helper_stands_in_for_a_second_shared_field():
     helped = {"pad": frozenset({"check"})}
-    a = _shape("m.ASpec", order=0, fields={"rows": "int"}, helpers=helped)
-    b = _shape("m.BSpec", order=1, fields={"rows": "int"}, helpers=helped)
-    c = _shape("m.CSpec", order=2, fields={"rows": "int"})
-    # rows (1) + pad (2) = 3: below the threshold whatever the rule, so
-    # lift the score with two same bodies and a docstring each way.
     bodies = {"m1": "x", "m2": "y"}
+    # One shared field and the helper (1 + 2), two same bodies (2) and a
+    # docstring naming the other each way (1 + 1): 7 for A and B.
     a = _shape(
-        a.qualname,
-        order=0,
-        fields=a.fields,
+        "m.ASpec",
+        0,
+        fields={"rows": "int"},
         helpers=helped,
         methods=bodies,
         docstring="B",
     )
     b = _shape(
-        b.qualname,
-        order=1,
-        fields=b.fields,
+        "m.BSpec",
+        1,
+        fields={"rows": "int"},
         helpers=helped,
         methods=bodies,
         docstring="A",
     )
-    c = _shape(c.qualname, order=2, fields=c.fields, methods=bodies,
-                   docstring="A")  # fmt: skip
+    c = _shape("m.CSpec", 2, fields={"rows": "int"}, methods=bodies,
+               docstring="A")  # fmt: skip
     twins = discover_twins([a, b, c], _ancestors({}))
     # A and B: 1 + 2 + 2 + 1 + 1 = 7 with one shared field and a helper;
     # A and C (and B and C): 1 + 2 + 1 = 4 or less, one field, no helper.
