@@ -130,3 +130,24 @@ def test_a_missing_formatter_is_among_the_warnings(tmp_path, monkeypatch):
             "(the project formats with yapf; pip install yapf)"
         ],
     )
+
+
+def test_a_buffer_of_exactly_the_size_limit_is_analysed(tmp_path):
+    padding = 2**20 - len(SOURCE) - 1
+    exact = SOURCE + b"#" * padding + b"\n"
+    assert len(exact) == 2**20
+    run = run_source(str(tmp_path / "edge.py"), exact, Config(max_file_size_mb=1))
+    assert [f.code for f in run.findings] == ["VSL001"]
+    over = run_source(
+        str(tmp_path / "edge.py"), exact + b"\n", Config(max_file_size_mb=1)
+    )
+    assert [f.code for f in over.findings] == ["VSL900"]
+
+
+def test_a_non_ascii_buffer_with_an_unknown_encoding_cannot_be_decoded(tmp_path):
+    source = b'# -*- coding: no-such-codec -*-\nx = "\xc3\xa9"\n'
+    [finding] = run_source(str(tmp_path / "bad.py"), source, Config()).findings
+    assert (finding.code, finding.message) == (
+        "VSL900",
+        "cannot decode: unknown encoding: no-such-codec",
+    )
