@@ -1252,3 +1252,16 @@ def test_a_deliberate_test_joins_the_suppressed_in_order_of_place_and_code():
         ("VSL001", "pairing: why"),
         ("VSL002", "narrowed"),
     ]
+
+
+def test_pairing_runs_only_when_every_path_given_is_a_folder(tmp_path):
+    """A folder and a file given together are a few files, as pre-commit
+    gives them: no tree to pair across, the site stays reported."""
+    root = _tree(tmp_path)
+    assert _check(root)[0] == []  # the whole tree: deliberate
+    out = run_cli(
+        "check", "--no-cache", "--output-format", "concise", "vllm/model_executor",
+        SITE, cwd=root,
+    )  # fmt: skip
+    assert out.returncode == 1, out.stderr
+    assert out.stdout.startswith(f"{SITE}:{SITE_ROW}:43: VSL001 ")
