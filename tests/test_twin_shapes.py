@@ -161,24 +161,10 @@ def test_a_shared_helper_stands_in_for_a_second_shared_field():
     bodies = {"m1": "x", "m2": "y"}
     # One shared field and the helper (1 + 2), two same bodies (2) and a
     # docstring naming the other each way (1 + 1): 7 for A and B.
-    a = _shape(
-        "m.ASpec",
-        0,
-        fields={"rows": "int"},
-        helpers=helped,
-        methods=bodies,
-        docstring="B",
-    )
-    b = _shape(
-        "m.BSpec",
-        1,
-        fields={"rows": "int"},
-        helpers=helped,
-        methods=bodies,
-        docstring="A",
-    )
-    c = _shape("m.CSpec", 2, fields={"rows": "int"}, methods=bodies,
-               docstring="A")  # fmt: skip
+    shared = {"fields": {"rows": "int"}, "methods": bodies}
+    a = _shape("m.ASpec", 0, helpers=helped, docstring="B", **shared)
+    b = _shape("m.BSpec", 1, helpers=helped, docstring="A", **shared)
+    c = _shape("m.CSpec", 2, docstring="A", **shared)
     twins = discover_twins([a, b, c], _ancestors({}))
     # A and B: 1 + 2 + 2 + 1 + 1 = 7 with one shared field and a helper;
     # A and C (and B and C): 1 + 2 + 1 = 4 or less, one field, no helper.
