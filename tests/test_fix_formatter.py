@@ -310,6 +310,27 @@ def test_a_diff_the_formatter_failed_on_names_the_failure_and_hides_no_fix(
     )
 
 
+def test_a_fix_the_formatter_broke_is_not_written_and_its_finding_stays_reported(
+    tmp_path, monkeypatch, capsys
+):
+    """ruff's "fix introduced a syntax error": the file is left as it was,
+    the run fails, and the report shows what is still there (not "All
+    checks passed!")."""
+    from vllm_spec_lint.faces import cli
+
+    fake_black(monkeypatch, tmp_path, "echo 'def ('\n")
+    (tmp_path / "w.py").write_text(BAD)
+    monkeypatch.chdir(tmp_path)
+    args = ["fix", "--no-cache", "--unsafe-fixes", "--fix-formatter", "black"]
+    assert cli.main([*args, "--output-format", "concise", "w.py"]) == 1
+    assert capsys.readouterr() == (
+        "w.py:2:40: VSL001 isinstance() check against MLAAttentionSpec leaves out "
+        "SlidingWindowMLASpec\nFound 1 error.\n",
+        "error: w.py: the fixed code does not parse; not written\n",
+    )
+    assert (tmp_path / "w.py").read_text() == BAD
+
+
 def test_a_formatter_not_beside_the_interpreter_is_found_on_path(tmp_path, monkeypatch):
     from vllm_spec_lint.repair import formatting
 

@@ -97,11 +97,13 @@ def test_a_fix_that_keeps_coming_back_is_given_up_after_four_passes(unsafe):
     )
 
 
-def test_fixed_code_that_does_not_parse_is_not_written():
+def test_fixed_code_that_does_not_parse_is_not_written_and_keeps_the_findings():
     formatter = Formatter(replacement=SAFE_FIXED + "def (\n")
     outcome = fix_source(SAFE, "x.py", SAFE_CONFIG, formatter=formatter)
     assert (outcome.text, outcome.fixed) == (SAFE, ())
     assert outcome.failure == "the fixed code does not parse; not written"
+    # The file's findings as they stand: the report still shows them.
+    assert [(f.code, f.location) for f in outcome.remaining] == [("VSL001", (2, 20))]
 
 
 # vLLM's family with a second companion: fixes that add one line per companion.

@@ -47,7 +47,7 @@ def fix_source(
         ).findings
 
     current, fixed = text, ()
-    findings = analyze(current)
+    findings = first = analyze(current)
     for _ in range(max_passes):
         todo = [f for f in findings if wanted(f, unsafe) and select(f)]
         if not todo:  # also when the file does not parse: VSL900 has no fix
@@ -58,7 +58,9 @@ def fix_source(
         findings = analyze(new)
         if any(f.code == "VSL900" for f in findings):
             return FixOutcome(
-                text, failure="the fixed code does not parse; not written"
+                text,
+                remaining=first,
+                failure="the fixed code does not parse; not written",
             )
         current = new
         fixed += tuple(todo[i].code for i in applied)
