@@ -150,6 +150,18 @@ def fake_black(monkeypatch, folder: Path, script: str) -> None:
     )
 
 
+def failing_disk(monkeypatch) -> None:
+    """Every file write fails as a full or failing disk makes it fail: with
+    an I/O error at the flush to disk (``os.fsync``, which only the tool's
+    writes call), after the temporary file was made."""
+    import errno
+
+    def fsync(descriptor: int) -> None:
+        raise OSError(errno.EIO, os.strerror(errno.EIO))
+
+    monkeypatch.setattr(os, "fsync", fsync)
+
+
 def run_cli(
     *args: str,
     cwd: Path | None = None,

@@ -5,13 +5,17 @@ starts worker processes."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 from tests.conftest import (
     BAD,
     COMPRESSED_PARENT,
     FIXED,
+    REPO,
     SPEC_CLASSES,
+    failing_disk,
     fake_black,
     write_family_module,
 )
@@ -411,7 +415,91 @@ def test_stopping_ends_the_workers_at_once():
     workers = list(pool._processes.values())
     assert len(workers) == 2
     analyses.stop()
+    from multiprocessing.connection import wait
+
     for worker in workers:
-        worker.join(60)  # ended by stop(), not by this wait
-        assert not worker.is_alive()
+        # Ready once the process has ended (stop(), not this wait, ends it);
+        # not is_alive(): the pool's own thread may reap it first, and a
+        # reaped worker's is_alive() says True.
+        assert wait([worker.sentinel], 60) == [worker.sentinel]
     assert analyses.pool is None
+
+
+def test_a_check_chooses_no_formatter(tmp_path, monkeypatch):
+    """Only fixes are laid out: a check over a tree or over standard input
+    names no missing formatter (the same settings warn in a fix run)."""
+    monkeypatch.setattr(formatting, "find_executable", lambda kind: None)
+    (tmp_path / "w.py").write_text(BAD)
+    config = Config(root=tmp_path, fix_formatter="black")
+    assert run([tmp_path], config, use_cache=False, jobs=1).warnings == []
+    assert runner.run_source("w.py", BAD.encode(), config).warnings == []
+    fixing = runner.run_source("w.py", BAD.encode(), config, fix=True, unsafe=True)
+    assert [w.split(":")[0] for w in fixing.warnings] == ["black is not installed"]
+
+
+MRO_TEST = "is_mla = MLAAttentionSpec in type(other_spec).__mro__\n"
+
+
+def test_a_cached_entry_holding_one_wanted_fix_is_fixed_not_served(tmp_path):
+    """An entry serves a fix run only when none of its findings is to be
+    fixed: one safe fix beside a finding without a fix is enough."""
+    (tmp_path / "w.py").write_text(BAD + MRO_TEST)
+    config = Config(root=tmp_path, extend_safe_fixes=("VSL001",), fix_formatter="none")
+    checked = run([tmp_path], config, jobs=1)  # fills the cache
+    assert _sites(checked) == [("w.py", "VSL001", (2, 40)), ("w.py", "VSL005", (3, 10))]
+    fixed = run([tmp_path], config, fix=True, jobs=1)
+    assert fixed.results[0].fixed == ("VSL001",)
+    assert fixed.results[0].fixed_source == (FIXED + MRO_TEST).encode()
+    assert _sites(fixed) == [("w.py", "VSL005", (3, 10))]
+
+
+def test_the_pool_starts_once_and_never_for_one_job():
+    alone = runner._Analyses(1)
+    alone.start()
+    assert alone.pool is None
+    pooled = runner._Analyses(2)
+    try:
+        pooled.start()
+        first = pooled.pool
+        pooled.start()
+        assert first is not None and pooled.pool is first
+    finally:
+        pooled.stop()
+
+
+def test_a_pool_started_without_importing_here_leaves_the_analysis_to_workers():
+    """So discovery reads files while the workers import libcst; this
+    process has not imported it (a fresh interpreter: this one has)."""
+    code = (
+        "import sys\n"
+        "from vllm_spec_lint.edges import runner\n"
+        "pool = runner._Analyses(2)\n"
+        "pool.start(import_here=False)\n"
+        "print('libcst' in sys.modules, 'vllm_spec_lint.rules' in sys.modules)\n"
+        "pool.stop()\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True
+    )
+    assert (out.returncode, out.stdout, out.stderr) == (0, "False False\n", "")
+
+
+def test_a_write_the_system_fails_is_the_files_failure_and_the_run_goes_on(
+    tmp_path, monkeypatch
+):
+    """Every write fails (an I/O error): each file says so, keeps its
+    findings, stays as it was, and no temporary file is left."""
+    for name in ("a.py", "b.py"):
+        (tmp_path / name).write_text(BAD)
+    failing_disk(monkeypatch)
+    config = Config(root=tmp_path, fix_formatter="none")
+    fixed = run(
+        [tmp_path], config, fix=True, unsafe=True, write=True, use_cache=False, jobs=1
+    )
+    assert [(Path(r.path).name, r.failure) for r in fixed.results] == [
+        ("a.py", "not written: [Errno 5] Input/output error"),
+        ("b.py", "not written: [Errno 5] Input/output error"),
+    ]
+    assert _sites(fixed) == [("a.py", "VSL001", (2, 40)), ("b.py", "VSL001", (2, 40))]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.py", "b.py"]
+    assert (tmp_path / "a.py").read_text() == (tmp_path / "b.py").read_text() == BAD
