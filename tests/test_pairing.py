@@ -393,6 +393,84 @@ def test_fix_leaves_a_deliberate_site_and_fixes_a_kept_one(tmp_path):
     assert out.stdout == "Found 1 error (1 fixed, 0 remaining).\n"
 
 
+# The builder's file with a second builder no backend returns (what reaches
+# it is unknown: its own-spec test is kept) and an ordinary finding.
+TWO_BUILDERS = (
+    INDEXER
+    + """
+
+class PlainMetadataBuilder(AttentionMetadataBuilder):
+    def is_mla(self) -> bool:
+        return isinstance(self.kv_cache_spec, MLAAttentionSpec)
+
+
+IS_MLA = isinstance(DEFAULT_SPEC, MLAAttentionSpec)
+"""
+)
+TWO_BUILDERS_FIXED = (
+    TWO_BUILDERS.replace(
+        "import MLAAttentionSpec\n", "import MLAAttentionSpec, SlidingWindowMLASpec\n"
+    )
+    .replace(
+        "        return isinstance(self.kv_cache_spec, MLAAttentionSpec)\n",
+        "        return isinstance(self.kv_cache_spec, (MLAAttentionSpec, SlidingWindowMLASpec))\n",
+    )
+    .replace(
+        "IS_MLA = isinstance(DEFAULT_SPEC, MLAAttentionSpec)\n",
+        "IS_MLA = isinstance(DEFAULT_SPEC, (MLAAttentionSpec, SlidingWindowMLASpec))\n",
+    )
+)
+
+
+def test_a_tree_fix_holds_a_builders_file_until_the_pairing_has_decided(tmp_path):
+    """The deliberate site stays; the kept builder's site and the ordinary
+    one are fixed, in the one write made after the pairing decided."""
+    root = _tree(tmp_path, {SITE: TWO_BUILDERS})
+    out = run_cli("fix", "--unsafe-fixes", "--no-cache", ".", cwd=root)
+    assert (out.returncode, out.stdout) == (
+        0,
+        "Found 2 errors (2 fixed, 0 remaining).\n",
+    )
+    assert (root / SITE).read_text() == TWO_BUILDERS_FIXED
+
+
+def test_a_tree_fixs_diff_shows_the_held_files_fixes_and_writes_nothing(tmp_path):
+    root = _tree(tmp_path, {SITE: TWO_BUILDERS})
+    out = run_cli("fix", "--unsafe-fixes", "--no-cache", "--diff", ".", cwd=root)
+    assert out.returncode == 1, out.stderr
+    added = [
+        line
+        for line in out.stdout.splitlines()
+        if line.startswith("+") and not line.startswith("+++")
+    ]
+    assert added == [
+        "+from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowMLASpec",
+        "+        return isinstance(self.kv_cache_spec, (MLAAttentionSpec, SlidingWindowMLASpec))",
+        "+IS_MLA = isinstance(DEFAULT_SPEC, (MLAAttentionSpec, SlidingWindowMLASpec))",
+    ]
+    assert (root / SITE).read_text() == TWO_BUILDERS
+
+
+def test_a_tree_check_caches_a_builders_file_like_any_other(tmp_path, monkeypatch):
+    """Only a fix waits for the pairing; a check's results are all cached, so
+    the next check analyses nothing."""
+    from vllm_spec_lint.core.settings import Config
+    from vllm_spec_lint.edges import runner
+
+    root = _tree(tmp_path, {SITE: TWO_BUILDERS})
+    config = Config(root=root)
+    first = runner.run([root], config, jobs=1)
+
+    def no_analysis(*args, **kwargs):
+        raise AssertionError("a cached file analysed again")
+
+    monkeypatch.setattr(runner, "analyze_file", no_analysis)
+    again = runner.run([root], config, jobs=1)
+    sites = [(Path(f.path).name, f.location) for f in again.findings]
+    assert sites == [("indexer.py", (21, 47)), ("indexer.py", (24, 35))]
+    assert [f.location for f in first.findings] == [(21, 47), (24, 35)]
+
+
 # -- the reading itself, on the same trees (model/pairing.py, no I/O) ------------
 
 BUILDER = "vllm.v1.attention.backends.indexer.IndexerMetadataBuilder"
