@@ -462,6 +462,23 @@ def test_fix_with_output_format_text_is_full_by_its_old_name(tmp_path):
     )
 
 
+def test_a_fix_preview_from_stdin_is_laid_out_by_the_named_files_project(tmp_path):
+    """The project --stdin-filename names formats with black at 60 columns;
+    the working folder has no settings (ruff at 88 would not wrap)."""
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "pyproject.toml").write_text("[tool.black]\nline-length = 60\n")
+    out = run_cli(
+        "check", "--no-cache", "--stdin-filename", "sub/m.py", "-",
+        cwd=tmp_path, input=BAD,
+    )  # fmt: skip
+    assert out.returncode == 1, out.stderr
+    assert (
+        "6 + is_mla_region = isinstance(\n"
+        "7 +     layer_spec, (MLAAttentionSpec, SlidingWindowMLASpec)\n"
+        "8 + )\n"
+    ) in out.stdout
+
+
 def test_fix_from_stdin_frames_the_given_source_not_the_file(tmp_path):
     out = run_cli(
         "fix", "--no-cache", "--stdin-filename", "nothere/m.py", "-",

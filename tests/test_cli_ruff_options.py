@@ -578,7 +578,12 @@ def test_stdin_excluded_name_with_force_exclude(tmp_path):
     check = run_cli(
         "check", "--output-format", "concise", *args, cwd=tmp_path, input=BAD
     )
-    assert (check.returncode, check.stdout) == (0, "All checks passed!\n")
+    # Standard input was given: no "No Python files found" warning.
+    assert (check.returncode, check.stdout, check.stderr) == (
+        0,
+        "All checks passed!\n",
+        "",
+    )
     fixed = run_cli(
         "fix",
         "--output-format",
@@ -589,3 +594,4 @@ def test_stdin_excluded_name_with_force_exclude(tmp_path):
         input=BAD,
     )
     assert (fixed.returncode, fixed.stdout) == (0, BAD)
+    assert fixed.stderr == "All checks passed!\n"  # no other warning

@@ -15,6 +15,7 @@ from tests.conftest import (
     BAD,
     FIXED,
     REPO,
+    failing_disk,
     fake_black,
     fetch_vllm,
     run_cli,
@@ -361,6 +362,22 @@ def test_nixl_codemod_cli_reports_unreadable_and_unwritable_workers_and_goes_on(
     ]
     assert readonly.read_text() == WORKER_WITH_MORE_CHECKS
     assert "(MLAAttentionSpec, SlidingWindowMLASpec)" in good.read_text()
+
+
+def test_a_nixl_worker_on_a_failing_disk_is_an_error_and_left_whole(
+    tmp_path, monkeypatch, capsys
+):
+    from vllm_spec_lint.faces import cli
+
+    worker = tmp_path / "base_worker.py"
+    worker.write_text(WORKER_WITH_MORE_CHECKS)
+    failing_disk(monkeypatch)
+    assert cli.main(["codemod", "nixl-mla-region", str(worker)]) == 2
+    assert capsys.readouterr().err == (
+        f"error: {worker}: not written: [Errno 5] Input/output error\n"
+    )
+    assert worker.read_text() == WORKER_WITH_MORE_CHECKS
+    assert [p.name for p in tmp_path.iterdir()] == ["base_worker.py"]
 
 
 @pytest.mark.parametrize(

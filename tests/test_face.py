@@ -299,14 +299,16 @@ def test_a_help_that_states_its_default_is_left_as_written():
     parser = argparse.ArgumentParser(prog="p", formatter_class=_HelpFormatter)
     parser.add_argument("--tries", default=3, help="attempts [default: three]")
     parser.add_argument("--wait", default=2, help="seconds")
+    parser.add_argument("--bare", default=1)  # no help text: no default shown
     parser.add_argument("where", nargs="?", default="here", help="a place")
     words = " ".join(parser.format_help().split())
     # Python 3.10 heads the options "optional arguments:".
     assert words.replace("optional arguments:", "options:") == (
-        "usage: p [-h] [--tries TRIES] [--wait WAIT] [where] "
+        "usage: p [-h] [--tries TRIES] [--wait WAIT] [--bare BARE] [where] "
         "positional arguments: where a place "
         "options: -h, --help show this help message and exit "
-        "--tries TRIES attempts [default: three] --wait WAIT seconds [default: 2]"
+        "--tries TRIES attempts [default: three] --wait WAIT seconds [default: 2] "
+        "--bare BARE"
     )
 
 

@@ -378,6 +378,62 @@ def test_add_noqa_names_a_file_it_could_not_write_and_goes_on(tmp_path):
     ]
 
 
+def test_add_noqa_names_files_changed_since_the_check_and_goes_on(
+    tmp_path, monkeypatch, capsys
+):
+    """Another program removes or rewrites files between the check and the
+    directives (an editor saving, a checkout): each is named with why, the
+    others get their directives."""
+    from vllm_spec_lint.faces import cli
+    from vllm_spec_lint.faces.commands import check
+
+    line = "ok = isinstance(spec, MLAAttentionSpec)\n"
+    for name in ("gone.py", "bytes.py", "cookie.py", "kept.py"):
+        (tmp_path / name).write_text(KCI + line)
+    checked = check.run_checks
+
+    def check_then_change(*args, **kwargs):
+        result = checked(*args, **kwargs)
+        (tmp_path / "gone.py").unlink()
+        (tmp_path / "bytes.py").write_bytes(b"x = '\xff'\n")
+        (tmp_path / "cookie.py").write_bytes(b"# -*- coding: klingon -*-\n")
+        return result
+
+    monkeypatch.setattr(check, "run_checks", check_then_change)
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["check", "--no-cache", "--add-noqa", "."]) == 2
+    errors = sorted(capsys.readouterr().err.splitlines())
+    assert errors == [
+        "Added 1 noqa directive.",
+        "error: bytes.py: no noqa directive added: 'utf-8' codec can't decode "
+        "byte 0xff in position 5: invalid start byte",
+        "error: cookie.py: no noqa directive added: unknown encoding: klingon",
+        "error: gone.py: no noqa directive added: [Errno 2] No such file or "
+        "directory: 'gone.py'",
+    ]
+    noqa = line.replace("\n", "  # noqa: VSL001\n")
+    assert (tmp_path / "kept.py").read_text() == KCI + noqa
+
+
+def test_add_noqa_on_a_failing_disk_names_each_file(tmp_path, monkeypatch, capsys):
+    from tests.conftest import failing_disk
+    from vllm_spec_lint.faces import cli
+
+    line = "ok = isinstance(spec, MLAAttentionSpec)\n"
+    for name in ("a.py", "b.py"):
+        (tmp_path / name).write_text(KCI + line)
+    failing_disk(monkeypatch)
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["check", "--no-cache", "--add-noqa", "."]) == 2
+    assert capsys.readouterr().err == (
+        "error: a.py: no noqa directive added: [Errno 5] Input/output error\n"
+        "error: b.py: no noqa directive added: [Errno 5] Input/output error\n"
+        "Added 0 noqa directives.\n"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.py", "b.py"]
+    assert (tmp_path / "a.py").read_text() == KCI + line
+
+
 @pytest.mark.fast
 @pytest.mark.parametrize("command", [["fix"], ["check", "--fix"]])
 def test_an_unsafe_fix_run_that_could_not_write_offers_no_unsafe_fixes(

@@ -1243,6 +1243,25 @@ def test_a_declaration_file_not_written_stops_the_rest(tree):
     assert interface.read_text() == TREE_INTERFACE
 
 
+def test_a_declaration_on_a_failing_disk_is_told_and_stops_the_rest(
+    tree, monkeypatch, capsys
+):
+    from tests.conftest import failing_disk
+    from vllm_spec_lint.faces import cli
+
+    failing_disk(monkeypatch)
+    monkeypatch.chdir(tree)
+    assert cli.main(["codemod", "layout-property", "."]) == 2
+    assert capsys.readouterr().err.splitlines()[0] == (
+        "error: vllm/v1/kv_cache_interface.py: not written: [Errno 5] "
+        "Input/output error"
+    )
+    interface = tree / "vllm" / "v1" / "kv_cache_interface.py"
+    assert interface.read_text() == TREE_INTERFACE
+    assert (tree / "vllm" / "v1" / "user.py").read_text() == TREE_USER
+    assert not list(tree.rglob("*.vsl-tmp"))
+
+
 def test_a_file_not_written_after_the_declarations_is_told_and_the_rest_written(
     tree,
 ):

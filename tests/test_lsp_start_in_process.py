@@ -128,6 +128,18 @@ def test_without_a_folder_or_with_a_missing_one_nothing_is_kept(tmp_path):
         }
     )
     assert len(_answers(_serve(remote))) == 1
+    # A web address whose path happens to be a folder here is no folder.
+    web = _frame(
+        {
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "capabilities": {},
+                "rootUri": "https://example.com" + tmp_path.as_posix(),
+            },
+        }
+    )
+    assert len(_answers(_serve(web))) == 1
     assert list(tmp_path.iterdir()) == []
 
 
@@ -198,12 +210,14 @@ def test_the_writer_holds_back_only_pygls_answer_to_initialize(tmp_path):
     out, writer = _writer({"capabilities": {}}, answers)
     other_answer = _frame({"id": 2, "result": {"capabilities": {}}})
     not_json = b"Content-Length: 3\r\n\r\nabc"
+    refused = _frame({"id": 1, "error": {"code": -32602, "message": "bad"}})
     writer.write(other_answer)  # another request's answer: passed on
     writer.write(not_json)
+    writer.write(refused)  # an error is no answer to remember or hold back
     writer.write(_frame({"id": 1, "result": {"capabilities": {}}}))  # held back
     later = _frame({"id": 1, "result": {"capabilities": {"late": True}}})
     writer.write(later)  # the answer is held back once: a later id 1 passes
-    assert out.getvalue() == other_answer + not_json + later
+    assert out.getvalue() == other_answer + not_json + refused + later
     assert answers.get("k") is None  # the same as the one sent: not rewritten
 
 
@@ -245,6 +259,14 @@ def test_odd_first_messages_are_left_to_pygls_and_nothing_is_kept(tmp_path):
     )
     assert [m.get("id") for m in messages] == [5]
     assert list(tmp_path.iterdir()) == []
+    # Nor answered from what is remembered for an initialize like it.
+    _serve(_initialize(tmp_path, {}))
+    assert len(_remembered(tmp_path)) == 1
+    like_initialize = {"capabilities": {}, "rootUri": tmp_path.as_uri()}
+    messages = _serve(
+        _frame({"id": 5, "method": "shutdown", "params": like_initialize})
+    )
+    assert messages == [{"id": 5, "jsonrpc": "2.0", "result": None}]
     # An initialize without params: pygls refuses it (its own log message).
     messages = _serve(_frame({"id": 1, "method": "initialize", "params": None}))
     assert [m.get("id") for m in messages] == [None, 99]

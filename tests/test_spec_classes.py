@@ -302,3 +302,52 @@ def test_vllms_own_subclasses_form_no_stand_ins_when_discovering(tmp_path):
     assert out.returncode == 0, out.stderr
     assert "stand-in" not in out.stdout
     assert out.stdout.startswith("family mla (vllm.v1.kv_cache_interface)\n")
+
+
+# A plugin that declares its own family, whose module is in its tree, and one
+# more spec class in another of its files.
+ACME_FAMILY_MODULE = (
+    "from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowMLASpec\n"
+    "\n\nclass AcmeMLASpec(MLAAttentionSpec): ...\n"
+    "\n\nclass AcmeSlidingWindowMLASpec(SlidingWindowMLASpec): ...\n"
+)
+ACME_INDEXER = (
+    "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
+    "\n\nclass AcmeIndexerSpec(MLAAttentionSpec): ...\n"
+)
+ACME = Family("acme", "acme.kv", ("AcmeMLASpec", "AcmeSlidingWindowMLASpec"))
+
+
+def _acme_tree(root, *, with_vllm: bool):
+    from vllm_spec_lint.model.hierarchy import DEFAULT_FAMILIES
+
+    (root / "acme" / "ops").mkdir(parents=True)
+    (root / "acme" / "kv.py").write_text(ACME_FAMILY_MODULE)
+    (root / "acme" / "ops" / "indexer.py").write_text(ACME_INDEXER)
+    if with_vllm:
+        write_family_module(root, SPEC_CLASSES)
+    return Config(root=root, families=(*DEFAULT_FAMILIES, ACME))
+
+
+def test_a_plugins_own_family_module_in_its_tree_keeps_it_a_plugin(tmp_path):
+    """Its other files' spec classes join the hierarchy: only vLLM's own
+    family module makes the tree vLLM."""
+    from vllm_spec_lint.edges.runner import run
+
+    config = _acme_tree(tmp_path, with_vllm=False)
+    check_run = run([tmp_path], config, use_cache=False, jobs=1)
+    assert check_run.hierarchy.described_sources() == (
+        f"built-in defaults, scanned tree: {tmp_path}/acme/kv.py, "
+        "scanned files: 1 class"
+    )
+
+
+def test_a_tree_holding_vllms_family_module_beside_a_plugins_is_vllm(tmp_path):
+    from vllm_spec_lint.edges.runner import run
+
+    config = _acme_tree(tmp_path, with_vllm=True)
+    check_run = run([tmp_path], config, use_cache=False, jobs=1)
+    assert check_run.hierarchy.described_sources() == (
+        f"scanned tree: {tmp_path}/vllm/v1/kv_cache_interface.py, "
+        f"scanned tree: {tmp_path}/acme/kv.py"
+    )

@@ -36,7 +36,7 @@ class _HelpFormatter(argparse.HelpFormatter):
     """Every option's default in its help, as ruff shows them."""
 
     def _get_help_string(self, action: argparse.Action) -> str:
-        text = action.help or ""
+        text = action.help  # argparse asks only for options with a help text
         default = action.default
         shown = default not in (None, False, True, [], (), argparse.SUPPRESS)
         if shown and "[default:" not in text and not action.option_strings == []:
