@@ -394,7 +394,8 @@ def test_fix_leaves_a_deliberate_site_and_fixes_a_kept_one(tmp_path):
 
 
 # The builder's file with a second builder no backend returns (what reaches
-# it is unknown: its own-spec test is kept) and an ordinary finding.
+# it is unknown: its own-spec test is kept), an ordinary finding and one
+# without a fix (left after the fix's first pass beside the own-spec ones).
 TWO_BUILDERS = (
     INDEXER
     + """
@@ -405,6 +406,7 @@ class PlainMetadataBuilder(AttentionMetadataBuilder):
 
 
 IS_MLA = isinstance(DEFAULT_SPEC, MLAAttentionSpec)
+MRO_MLA = MLAAttentionSpec in type(OTHER_SPEC).__mro__
 """
 )
 TWO_BUILDERS_FIXED = (
@@ -427,10 +429,8 @@ def test_a_tree_fix_holds_a_builders_file_until_the_pairing_has_decided(tmp_path
     one are fixed, in the one write made after the pairing decided."""
     root = _tree(tmp_path, {SITE: TWO_BUILDERS})
     out = run_cli("fix", "--unsafe-fixes", "--no-cache", ".", cwd=root)
-    assert (out.returncode, out.stdout) == (
-        0,
-        "Found 2 errors (2 fixed, 0 remaining).\n",
-    )
+    assert out.returncode == 1, out.stderr
+    assert out.stdout.endswith("Found 3 errors (2 fixed, 1 remaining).\n")
     assert (root / SITE).read_text() == TWO_BUILDERS_FIXED
 
 
@@ -467,8 +467,12 @@ def test_a_tree_check_caches_a_builders_file_like_any_other(tmp_path, monkeypatc
     monkeypatch.setattr(runner, "analyze_file", no_analysis)
     again = runner.run([root], config, jobs=1)
     sites = [(Path(f.path).name, f.location) for f in again.findings]
-    assert sites == [("indexer.py", (21, 47)), ("indexer.py", (24, 35))]
-    assert [f.location for f in first.findings] == [(21, 47), (24, 35)]
+    assert sites == [
+        ("indexer.py", (21, 47)),
+        ("indexer.py", (24, 35)),
+        ("indexer.py", (25, 11)),
+    ]
+    assert [f.location for f in first.findings] == [(21, 47), (24, 35), (25, 11)]
 
 
 # -- the reading itself, on the same trees (model/pairing.py, no I/O) ------------
