@@ -297,6 +297,15 @@ def test_nixl_codemod_class_skips_other_files_and_reports_moved_code(tmp_path):
     other = _transform(NixlMlaRegion, text, str(tmp_path / "other.py"))
     assert isinstance(other, TransformSkip)
     assert other.skip_description == f"not the NIXL worker ({NIXL_WORKER})"
+    # Another connector's worker of the same name, and a package whose name
+    # only ends in "vllm": skipped too.
+    for elsewhere in (
+        NIXL_WORKER.replace("/nixl/", "/mooncake/"),
+        "myvllm/" + NIXL_WORKER.removeprefix("vllm/"),
+    ):
+        skipped = _transform(NixlMlaRegion, text, str(tmp_path / elsewhere))
+        assert isinstance(skipped, TransformSkip), elsewhere
+    assert isinstance(_transform(NixlMlaRegion, text, NIXL_WORKER), TransformSuccess)
     applied = _transform(NixlMlaRegion, text, str(worker))
     assert isinstance(applied, TransformSuccess)
     assert "layer_spec, (MLAAttentionSpec, SlidingWindowMLASpec)\n" in applied.code

@@ -35,6 +35,9 @@ def test_patterns_do_not_reach_outside_their_folder(tmp_path):
     )
     assert excluder.excludes(tmp_path / "sub" / "a.py", is_dir=False)
     assert not excluder.excludes(tmp_path / "other" / "a.py", is_dir=False)
+    assert not excluder.excludes(tmp_path / "a.py", is_dir=False)
+    # Inside, though its folder's name starts with "..".
+    assert excluder.excludes(tmp_path / "sub" / "..data" / "a.py", is_dir=False)
 
 
 def test_a_nested_gitignore_matches_from_its_own_folder(tmp_path, monkeypatch):

@@ -1358,3 +1358,13 @@ def test_a_family_module_that_cannot_be_written_stops_the_migration(tree):
     out = run_cli("codemod", "layout-property", ".", cwd=tree)
     assert out.returncode == 2
     assert "uses_mla_layout" in (tree / "vllm" / "v1" / "zz_third.py").read_text()
+
+
+def test_paths_are_shown_relative_below_the_working_folder(tmp_path, monkeypatch):
+    from vllm_spec_lint.edges.layout_migration import _shown
+
+    monkeypatch.chdir(tmp_path)
+    below = tmp_path / "..data" / "user.py"  # a name starting with ".."
+    above = tmp_path.parent / "user.py"
+    assert _shown(str(below)) == "..data/user.py"
+    assert _shown(str(above)) == str(above)

@@ -91,13 +91,18 @@ def test_sarif_regions_and_uris(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     outside = tmp_path.parent / "elsewhere" / "o.py"
     findings = [SPANNING, Finding("VSL001", "m", str(outside), (7, 3), (7, 9))]
+    # Inside, though their names start with dots.
+    for inside in (".ci/run.py", "..data/d.py"):
+        findings.append(Finding("VSL001", "m", inside, (1, 1), (1, 2)))
     [run] = json.loads(format_sarif(findings))["runs"]
     locations = [r["locations"][0]["physicalLocation"] for r in run["results"]]
     assert [loc["artifactLocation"]["uri"] for loc in locations] == [
         "m.py",
         Path(os.path.abspath(outside)).as_uri(),
+        ".ci/run.py",
+        "..data/d.py",
     ]
-    assert [loc["region"] for loc in locations] == [
+    assert [loc["region"] for loc in locations][:2] == [
         {"startLine": 2, "startColumn": 6, "endLine": 4, "endColumn": 2},
         {"startLine": 7, "startColumn": 3, "endLine": 7, "endColumn": 9},
     ]

@@ -69,9 +69,8 @@ class Excluder:
         suffix = "/" if is_dir else ""
         for root, spec in self.patterns:
             relative = os.path.relpath(path, root)
-            if not relative.startswith("..") and spec.match_file(
-                Path(relative).as_posix() + suffix
-            ):
+            outside = relative == os.pardir or relative.startswith(os.pardir + os.sep)
+            if not outside and spec.match_file(Path(relative).as_posix() + suffix):
                 return True
         if self.config.respect_gitignore:
             for top, spec in self._gitignores_above(folder):

@@ -134,7 +134,8 @@ def _shown(path: str) -> str:
         relative = os.path.relpath(path)
     except ValueError:  # Windows: another drive
         return path
-    return path if relative.startswith(os.pardir) else relative
+    outside = relative == os.pardir or relative.startswith(os.pardir + os.sep)
+    return path if outside else relative
 
 
 def _declarations(

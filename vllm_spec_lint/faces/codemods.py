@@ -160,6 +160,12 @@ def nixl_mla_region(text: str, filename: str | None) -> NixlOutcome:
     return NixlOutcome("not found", text, reason)
 
 
+def _is_nixl_worker(path: str) -> bool:
+    """``path`` (with ``/``) is vLLM's NIXL worker: its whole path, or its
+    end after a ``/`` (``myvllm/distributed/...`` is another package's)."""
+    return path == NIXL_WORKER or path.endswith("/" + NIXL_WORKER)
+
+
 class NixlMlaRegion(CodemodCommand):
     DESCRIPTION = (
         "vLLM PR #45831: in the NIXL worker's register_kv_caches, make "
@@ -168,7 +174,7 @@ class NixlMlaRegion(CodemodCommand):
 
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
         filename = self.context.filename
-        if filename and not Path(filename).as_posix().endswith(NIXL_WORKER):
+        if filename and not _is_nixl_worker(Path(filename).as_posix()):
             raise SkipFile(f"not the NIXL worker ({NIXL_WORKER})")
         outcome = nixl_mla_region(tree.code, filename)
         if outcome.status == "not found":

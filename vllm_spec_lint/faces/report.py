@@ -405,7 +405,8 @@ def _uri(path: str) -> str:
     from urllib.parse import quote
 
     relative = os.path.relpath(os.path.abspath(path))
-    if relative.startswith(".."):
+    # Outside the working folder: "..", "../x"; not "..x/" or ".ci/".
+    if relative == os.pardir or relative.startswith(os.pardir + os.sep):
         return Path(os.path.abspath(path)).as_uri()
     return quote(Path(relative).as_posix())
 
