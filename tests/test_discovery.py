@@ -38,6 +38,29 @@ def test_patterns_do_not_reach_outside_their_folder(tmp_path):
     assert not excluder.excludes(tmp_path / "a.py", is_dir=False)
     # Inside, though its folder's name starts with "..".
     assert excluder.excludes(tmp_path / "sub" / "..data" / "a.py", is_dir=False)
+    # The folder above is outside too, for a pattern that would match "..".
+    hidden = Excluder(Config(root=tmp_path / "sub", exclude=(".*",)))
+    assert hidden.excludes(tmp_path / "sub" / ".cache", is_dir=True)
+    assert not hidden.excludes(tmp_path, is_dir=True)
+
+
+# ruff's default exclusions (its documented `exclude`) less a few, plus
+# "build" and our own cache, written out.
+DEFAULT_EXCLUDED = [
+    ".bzr", ".direnv", ".eggs", ".git", ".git-rewrite", ".hg", ".mypy_cache",
+    ".nox", ".pants.d", ".pytype", ".ruff_cache", ".svn", ".tox", ".venv",
+    ".vllm_spec_lint_cache", "__pypackages__", "_build", "buck-out", "build",
+    "dist", "node_modules", "venv",
+]  # fmt: skip
+
+
+def test_each_default_exclusion_leaves_its_folder_out(tmp_path, monkeypatch):
+    for folder in [*DEFAULT_EXCLUDED, "src", ".github"]:
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "a.py").write_text("x = 1\n")
+    monkeypatch.chdir(tmp_path)
+    found = list(iter_python_files([Path(".")], Config(root=tmp_path)))
+    assert sorted(found) == [".github/a.py", "src/a.py"]
 
 
 def test_a_nested_gitignore_matches_from_its_own_folder(tmp_path, monkeypatch):

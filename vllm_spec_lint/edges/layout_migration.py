@@ -134,8 +134,8 @@ def _shown(path: str) -> str:
         relative = os.path.relpath(path)
     except ValueError:  # Windows: another drive
         return path
-    outside = relative == os.pardir or relative.startswith(os.pardir + os.sep)
-    return path if outside else relative
+    # "../x" is outside, "..x/" is not (a file's path is never ".." itself).
+    return path if relative.startswith(os.pardir + os.sep) else relative
 
 
 def _declarations(

@@ -405,8 +405,9 @@ def _uri(path: str) -> str:
     from urllib.parse import quote
 
     relative = os.path.relpath(os.path.abspath(path))
-    # Outside the working folder: "..", "../x"; not "..x/" or ".ci/".
-    if relative == os.pardir or relative.startswith(os.pardir + os.sep):
+    # Outside the working folder: "../x"; not "..x/" or ".ci/" (a file's
+    # path is never ".." itself).
+    if relative.startswith(os.pardir + os.sep):
         return Path(os.path.abspath(path)).as_uri()
     return quote(Path(relative).as_posix())
 
