@@ -301,10 +301,13 @@ def test_a_member_not_found_or_of_unknown_bases_is_warned_about(tmp_path):
     members = ("PluginMLASpec", "PluginSWMLASpec", "OtherSpec")
     modules = ("vllm_plugin.specs", "vllm_plugin.specs", "other")
     family = Family("plugin", "vllm_plugin.specs", members, member_modules=modules)
+    # Another family's module, whose file name ends in "other.py".
+    another = tmp_path / "another.py"
+    another.write_text("class AnotherSpec: ...\nclass AnotherSWSpec: ...\n")
+    more = Family("more", "another", ("AnotherSpec", "AnotherSWSpec"))
     warnings: list[str] = []
-    load_hierarchy(
-        [tmp_path], [str(specs)], Config(families=(family,), root=tmp_path), warnings
-    )
+    config = Config(families=(family, more), root=tmp_path)
+    load_hierarchy([tmp_path], [str(specs), str(another)], config, warnings)
     unknown = "its bases are unknown, so no test against a parent class is taken to exclude it"
     assert warnings == [
         f"family plugin: PluginMLASpec derives from elsewhere.Base, which no module "

@@ -107,7 +107,7 @@ def _unknown_bases(config: Config, hierarchy: ClassHierarchy) -> list[str]:
                 read = [
                     s
                     for s in hierarchy.sources
-                    if s.replace(os.sep, "/").endswith(path)
+                    if s.replace(os.sep, "/").endswith("/" + path)
                 ]
                 why = (
                     f"not found in {read[0]}"
