@@ -158,3 +158,34 @@ def test_a_pipe_is_refused_not_waited_on(tmp_path):
     reader.start()
     reader.join(timeout=60)
     assert raised == [f"not a regular file: {pipe}"]
+
+
+@pytest.mark.parametrize(
+    ("path", "folder", "within"),
+    [
+        ("/a/b", "/a/b", True),
+        ("/a/b/c.py", "/a/b", True),
+        ("/a/b/c.py", "/a/b/", True),
+        ("/a/b/..x/c.py", "/a/b", True),  # a name starting with ".."
+        ("/a/bc/d.py", "/a/b", False),  # a prefix of the name only
+        ("/a/c.py", "/a/b", False),
+        ("/a", "/a/b", False),
+        ("/a/b.py", "/", True),  # everything is within the root
+    ],
+)
+def test_a_path_is_within_a_folder_by_whole_names(path, folder, within):
+    assert files.is_within(path, folder) is within
+
+
+@pytest.mark.parametrize(
+    ("path", "tail", "ends"),
+    [
+        ("vllm/v1/kv.py", "vllm/v1/kv.py", True),  # the whole path
+        ("/src/vllm/v1/kv.py", "vllm/v1/kv.py", True),
+        ("/src/myvllm/v1/kv.py", "vllm/v1/kv.py", False),  # a name's end only
+        ("/src/another.py", "other.py", False),
+        ("/src/vllm/v1/kv.py", "v1/kv.py", True),
+    ],
+)
+def test_a_path_ends_with_a_tail_of_whole_names(path, tail, ends):
+    assert files.ends_with_path(path, tail) is ends

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from vllm_spec_lint.core.globs import glob_problem, with_posix_classes
 from vllm_spec_lint.core.settings import Config
+from vllm_spec_lint.edges.files import is_within
 
 # As ruff's defaults, plus our own cache.
 DEFAULT_EXCLUDES = (
@@ -68,9 +69,9 @@ class Excluder:
             return True
         suffix = "/" if is_dir else ""
         for root, spec in self.patterns:
-            relative = os.path.relpath(path, root)
-            outside = relative == os.pardir or relative.startswith(os.pardir + os.sep)
-            if not outside and spec.match_file(Path(relative).as_posix() + suffix):
+            if is_within(path, root) and spec.match_file(
+                Path(os.path.relpath(path, root)).as_posix() + suffix
+            ):
                 return True
         if self.config.respect_gitignore:
             for top, spec in self._gitignores_above(folder):
@@ -258,7 +259,7 @@ class _Walk:
             if entry.is_symlink():
                 target = os.path.realpath(entry.path)
                 if not self.follow_links and not any(
-                    target == r or target.startswith(r + os.sep) for r in self.roots
+                    is_within(target, r) for r in self.roots
                 ):
                     return False  # a link leading outside the given roots
                 try:

@@ -1,10 +1,24 @@
-"""Reading and writing user files: never blocks, never half-writes."""
+"""Reading and writing user files (never blocks, never half-writes), and
+where they lie."""
 
 from __future__ import annotations
 
 import os
 import stat
 from pathlib import Path
+
+
+def is_within(path: str, folder: str) -> bool:
+    """Whether ``path`` is ``folder`` or lies below it, both absolute and
+    compared as written: ``/a/bc`` is not within ``/a/b``, ``/a/..x`` is
+    within ``/a``, and everything is within ``/``."""
+    return path == folder or path.startswith(os.path.join(folder, ""))
+
+
+def ends_with_path(path: str, tail: str) -> bool:
+    """Whether ``path`` ends with the relative ``/``-separated ``tail``, whole
+    names only: ``myvllm/x.py`` does not end with ``vllm/x.py``."""
+    return ("/" + path.replace(os.sep, "/")).endswith("/" + tail)
 
 
 class WriteRefused(Exception):

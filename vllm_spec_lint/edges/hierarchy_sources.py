@@ -24,7 +24,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from vllm_spec_lint.core.settings import Config
-from vllm_spec_lint.edges.files import read_source
+from vllm_spec_lint.edges.files import ends_with_path, read_source
 from vllm_spec_lint.model.hierarchy import (
     ClassHierarchy,
     is_vllm_module,
@@ -104,11 +104,7 @@ def _unknown_bases(config: Config, hierarchy: ClassHierarchy) -> list[str]:
                 continue
             if cls not in hierarchy.bases:
                 path = module_path(cls.rpartition(".")[0])
-                read = [
-                    s
-                    for s in hierarchy.sources
-                    if s.replace(os.sep, "/").endswith("/" + path)
-                ]
+                read = [s for s in hierarchy.sources if ends_with_path(s, path)]
                 why = (
                     f"not found in {read[0]}"
                     if read
@@ -137,9 +133,7 @@ def _candidates(
         if is_vllm_module(module_file.partition("/")[0]):
             return  # a plugin's module is looked for where it is installed
     in_tree = [
-        Path(os.path.abspath(f))
-        for f in files
-        if f.replace(os.sep, "/").endswith("/" + module_file)
+        Path(os.path.abspath(f)) for f in files if ends_with_path(f, module_file)
     ]
     for found in in_tree:
         yield "scanned tree", found

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from vllm_spec_lint.core.settings import Config
-from vllm_spec_lint.edges.files import decode_source, read_source
+from vllm_spec_lint.edges.files import decode_source, is_within, read_source
 from vllm_spec_lint.edges.hierarchy_sources import load_hierarchy
 from vllm_spec_lint.edges.runner import run
 from vllm_spec_lint.model.hierarchy import ClassHierarchy, Family, module_path
@@ -130,12 +130,8 @@ def migrate(paths: list[Path], config: Config, *, unsafe: bool) -> Migration:
 def _shown(path: str) -> str:
     """``path`` as the other commands print it: relative to the working
     folder when it lies below it."""
-    try:
-        relative = os.path.relpath(path)
-    except ValueError:  # Windows: another drive
-        return path
-    # "../x" is outside, "..x/" is not (a file's path is never ".." itself).
-    return path if relative.startswith(os.pardir + os.sep) else relative
+    absolute = os.path.abspath(path)
+    return os.path.relpath(absolute) if is_within(absolute, os.getcwd()) else path
 
 
 def _declarations(

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from vllm_spec_lint.core.settings import Config
 from vllm_spec_lint.edges.discovery import module_name_for
-from vllm_spec_lint.edges.files import read_source
+from vllm_spec_lint.edges.files import ends_with_path, read_source
 from vllm_spec_lint.model.hierarchy import (
     ClassHierarchy,
     is_vllm_module,
@@ -155,11 +155,9 @@ def with_spec_classes(
 
 def _scans_vllm(config: Config, hierarchy: ClassHierarchy) -> bool:
     """Whether the scanned tree holds vLLM's own family module."""
-    vllm_paths = tuple(
-        "/" + f.module_path for f in config.families if is_vllm_module(f.module)
-    )
+    vllm_paths = [f.module_path for f in config.families if is_vllm_module(f.module)]
     return any(
-        origin == "scanned tree" and source.replace(os.sep, "/").endswith(vllm_paths)
+        origin == "scanned tree" and any(ends_with_path(source, p) for p in vllm_paths)
         for source, origin in zip(hierarchy.sources, hierarchy.origins, strict=True)
     )
 
@@ -177,7 +175,7 @@ def _derives_from(source: bytes, names: frozenset[bytes]) -> bool:
 def _source_of(module: str, hierarchy: ClassHierarchy) -> str | None:
     path = module_path(module)
     for source in hierarchy.sources:
-        if source.replace(os.sep, "/").endswith("/" + path):
+        if ends_with_path(source, path):
             return source
     return None
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vllm_spec_lint.core.findings import Finding
+from vllm_spec_lint.edges.files import is_within
 
 FORMAT_VERSION = 1
 
@@ -85,10 +86,7 @@ def split_by_baseline(
     stale = [
         e
         for e in entries
-        if e not in matched and _under(os.path.abspath(folder / e.path), roots)
+        if e not in matched
+        and any(is_within(os.path.abspath(folder / e.path), r) for r in roots)
     ]
     return sorted(new, key=lambda f: (f.path, f.location)), stale
-
-
-def _under(path: str, roots: list[str]) -> bool:
-    return any(path == r or path.startswith(r.rstrip(os.sep) + os.sep) for r in roots)

@@ -24,6 +24,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from vllm_spec_lint.core.fixing import fix_source
 from vllm_spec_lint.core.settings import Config
 from vllm_spec_lint.edges.config import load_config
+from vllm_spec_lint.edges.files import ends_with_path
 from vllm_spec_lint.model.hierarchy import ClassHierarchy
 from vllm_spec_lint.model.syntax import code_of
 from vllm_spec_lint.repair.formatting import formatter_for
@@ -160,12 +161,6 @@ def nixl_mla_region(text: str, filename: str | None) -> NixlOutcome:
     return NixlOutcome("not found", text, reason)
 
 
-def _is_nixl_worker(path: str) -> bool:
-    """``path`` (with ``/``) is vLLM's NIXL worker: its whole path, or its
-    end after a ``/`` (``myvllm/distributed/...`` is another package's)."""
-    return path == NIXL_WORKER or path.endswith("/" + NIXL_WORKER)
-
-
 class NixlMlaRegion(CodemodCommand):
     DESCRIPTION = (
         "vLLM PR #45831: in the NIXL worker's register_kv_caches, make "
@@ -174,7 +169,8 @@ class NixlMlaRegion(CodemodCommand):
 
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
         filename = self.context.filename
-        if filename and not _is_nixl_worker(Path(filename).as_posix()):
+        # Whole names: "myvllm/distributed/..." is another package's.
+        if filename and not ends_with_path(filename, NIXL_WORKER):
             raise SkipFile(f"not the NIXL worker ({NIXL_WORKER})")
         outcome = nixl_mla_region(tree.code, filename)
         if outcome.status == "not found":

@@ -404,12 +404,12 @@ def _uri(path: str) -> str:
     from pathlib import Path
     from urllib.parse import quote
 
-    relative = os.path.relpath(os.path.abspath(path))
-    # Outside the working folder: "../x"; not "..x/" or ".ci/" (a file's
-    # path is never ".." itself).
-    if relative.startswith(os.pardir + os.sep):
-        return Path(os.path.abspath(path)).as_uri()
-    return quote(Path(relative).as_posix())
+    from vllm_spec_lint.edges.files import is_within
+
+    absolute = os.path.abspath(path)
+    if not is_within(absolute, os.getcwd()):
+        return Path(absolute).as_uri()
+    return quote(Path(os.path.relpath(absolute)).as_posix())
 
 
 def _region(start: tuple[int, int], end: tuple[int, int]) -> dict:
