@@ -129,6 +129,20 @@ def test_overlapping_roots_give_each_file_once(tmp_path, monkeypatch):
     ]
 
 
+def test_a_file_link_into_another_root_given_is_taken(tmp_path, monkeypatch):
+    """Inside one of the roots is inside: only a link leading out of every
+    root given is left out (without --follow-links)."""
+    for folder in ("a", "b", "elsewhere"):
+        (tmp_path / folder).mkdir()
+    (tmp_path / "b" / "real.py").write_text("x = 1\n")
+    (tmp_path / "elsewhere" / "out.py").write_text("x = 1\n")
+    os.symlink(tmp_path / "b" / "real.py", tmp_path / "a" / "to_b.py")
+    os.symlink(tmp_path / "elsewhere" / "out.py", tmp_path / "a" / "to_out.py")
+    monkeypatch.chdir(tmp_path)
+    found = list(iter_python_files([Path("a"), Path("b")], Config(root=tmp_path)))
+    assert found == ["a/to_b.py", "b/real.py"]
+
+
 def test_following_links_through_a_loop_lists_each_folder_once(tmp_path, monkeypatch):
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "a.py").write_text("x = 1\n")

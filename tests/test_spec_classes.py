@@ -351,3 +351,22 @@ def test_a_tree_holding_vllms_family_module_beside_a_plugins_is_vllm(tmp_path):
         f"scanned tree: {tmp_path}/vllm/v1/kv_cache_interface.py, "
         f"scanned tree: {tmp_path}/acme/kv.py"
     )
+
+
+def test_vllms_family_module_makes_the_tree_vllm_beside_another_vllm_family(
+    tmp_path,
+):
+    """A configured family in another vLLM module, not in this tree: the
+    tree holding one vLLM family module is vLLM all the same, and its own
+    subclass elsewhere joins no hierarchy as a plugin's would."""
+    from vllm_spec_lint.edges.runner import run
+    from vllm_spec_lint.model.hierarchy import DEFAULT_FAMILIES
+
+    write_family_module(tmp_path, SPEC_CLASSES)
+    (tmp_path / "vllm" / "extra_spec.py").write_text(ACME_INDEXER)
+    other = Family("chunked", "vllm.v1.chunked_specs", ("ChunkedSpec", "ChunkedSWSpec"))
+    config = Config(root=tmp_path, families=(*DEFAULT_FAMILIES, other))
+    check_run = run([tmp_path], config, use_cache=False, jobs=1)
+    assert check_run.hierarchy.described_sources() == (
+        f"scanned tree: {tmp_path}/vllm/v1/kv_cache_interface.py"
+    )
