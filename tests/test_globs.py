@@ -34,6 +34,7 @@ pytestmark = pytest.mark.fast
         "[a]b[c]",
         "[a-a]",  # a range of one
         "[b-[:alpha:]]",  # a class ends no range
+        "[a[]",  # a '[' in a set is a member; the set ends at its ']'
     ],
 )
 def test_a_pattern_git_can_match_has_no_problem(pattern):
@@ -65,6 +66,15 @@ def test_a_pattern_git_can_match_has_no_problem(pattern):
         ("[a\\", "a '[' that is never closed"),  # the backslash escapes nothing
         ("[[:alphx:]]", "unknown character class '[:alphx:]'"),
         ("[a[:word:]]", "unknown character class '[:word:]'"),
+        ("[[::]]", "unknown character class '[::]'"),  # a class without a name
+        # An escape outside a set covers one character, and the scan goes on.
+        ("a\\b[c", "a '[' that is never closed"),
+        ("\\*[z-a]", "the range 'z-a' runs backwards"),
+        # Inside a set too: the escaped ']' is a member, not the set's end.
+        ("[\\]z-a]", "the range 'z-a' runs backwards"),
+        ("[\\]", "a '[' that is never closed"),
+        ("[a\\]", "a '[' that is never closed"),
+        ("[X-A]", "the range 'X-A' runs backwards"),  # only '!' and '^' negate
     ],
 )
 def test_a_pattern_git_cannot_match_says_why(pattern, problem):
