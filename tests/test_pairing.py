@@ -913,6 +913,42 @@ def test_names_sharing_a_long_ending_are_each_looked_for(tmp_path):
     assert _check(kept)[0] == [(SITE, SITE_ROW, "VSL001")]
 
 
+BUILDERS = {
+    "DeepseekV32IndexerMetadataBuilder",
+    "RocmMxfp4IndexerMetadataBuilder",
+    "QSAMetadataBuilder",
+}
+
+
+@pytest.mark.parametrize(
+    "name, names, ending",
+    [
+        ("QSAMetadataBuilder", BUILDERS, "MetadataBuilder"),
+        # The ending the most names share wins over a longer one fewer share.
+        ("DeepseekV32IndexerMetadataBuilder", BUILDERS, "MetadataBuilder"),
+        (
+            "DeepseekV32IndexerMetadataBuilder",
+            BUILDERS - {"QSAMetadataBuilder"},
+            "IndexerMetadataBuilder",
+        ),
+        (  # the whole name, when another ends with it
+            "IndexerMetadataBuilder",
+            {"IndexerMetadataBuilder", "DeepseekIndexerMetadataBuilder"},
+            "IndexerMetadataBuilder",
+        ),
+        (
+            "KpoolTailBackend",
+            {"KpoolTailBackend", "QSAStateBackend"},
+            "KpoolTailBackend",
+        ),
+    ],
+)
+def test_names_are_looked_for_by_the_longest_ending_the_most_share(name, names, ending):
+    from vllm_spec_lint.edges.pairing import _shared_ending
+
+    assert _shared_ending(name, names) == ending
+
+
 def test_a_file_that_cannot_be_read_is_left_to_the_analysis(tmp_path):
     from vllm_spec_lint.edges.discovery import forget_packages
     from vllm_spec_lint.edges.pairing import Pairing
