@@ -800,6 +800,15 @@ def test_declarations_add_only_their_block(text, declared):
             "SlidingWindowMLASpec: ask `uses_mla_layout` (no fix: isinstance is "
             "rebound here)",
         ),
+        (  # rebound in the function that compares
+            "def f(x):\n"
+            "    isinstance = print\n"
+            "    return type(x) is MLAAttentionSpec\n",
+            (7, 23),
+            "exact type comparison with MLAAttentionSpec leaves out "
+            "SlidingWindowMLASpec: ask `uses_mla_layout` (no fix: isinstance is "
+            "rebound here)",
+        ),
         (
             "KVCacheSpec = None\n\n\n"
             "def f(x):\n"
@@ -826,6 +835,7 @@ def test_declarations_add_only_their_block(text, declared):
         "exact-with-others",
         "computed",
         "isinstance-rebound",
+        "isinstance-rebound-in-function",
         "root-unnamed",
         "known-spec-computed-with-others",
     ],
@@ -881,6 +891,13 @@ PLACES = [
         "    return type(x) is MLAAttentionSpec\n",
         "    return x.uses_mla_layout\n",
     ),
+    (  # isinstance rebound in another function only: the builtin here
+        "def g():\n"
+        "    isinstance = print\n\n\n"
+        "def f(x):\n"
+        "    return type(x) is MLAAttentionSpec\n",
+        "    return isinstance(x, KVCacheSpec) and x.uses_mla_layout\n",
+    ),
     (  # not under not: no parentheses
         "def f(x: KVCacheSpec):\n    return not type(x) is not MLAAttentionSpec\n",
         "    return not not x.uses_mla_layout\n",
@@ -922,6 +939,7 @@ PLACES = [
         "parenthesized-name",
         "builtins",
         "rebound-known",
+        "rebound-elsewhere",
         "not-under-not",
         "not-in-subscript",
         "or-in-or",
@@ -942,6 +960,47 @@ def test_each_rewrite_is_parenthesized_and_guarded_for_where_it_lands(body, fixe
     assert outcome.failure is None
     *kept, last = body.splitlines(keepends=True)
     assert outcome.text == head + "".join(kept) + fixed
+
+
+def test_the_guard_names_the_root_class_as_the_test_names_the_anchor():
+    """Imported where the anchor is imported from; through the module's
+    alias where the anchor is read through it. Each fix says what it does."""
+    from vllm_spec_lint.core.analysis import analyze_source
+
+    source = (
+        "import vllm.v1.kv_cache_interface as kvi\n"
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowMLASpec\n"
+        "\n\n"
+        "def f(s):\n"
+        "    return isinstance(s, (MLAAttentionSpec, SlidingWindowMLASpec))\n"
+        "\n\n"
+        "def g(s):\n"
+        "    return type(s) is kvi.MLAAttentionSpec\n"
+    )
+    analysis = analyze_source(
+        source, "x.py", Config(), _hierarchy(CLASSES), module_name="vllm.other"
+    )
+    assert [
+        (f.code, f.fix.message, f.fix.applicability) for f in analysis.findings
+    ] == [
+        ("VSL008", "Ask `uses_mla_layout`", "safe"),
+        ("VSL008", "Ask `uses_mla_layout` (their subclasses pass too)", "unsafe"),
+    ]
+    outcome = fix_source(
+        source, "x.py", Config(), _hierarchy(CLASSES), module_name="vllm.other",
+        unsafe=True, formatter=None,
+    )  # fmt: skip
+    assert outcome.text == (
+        "import vllm.v1.kv_cache_interface as kvi\n"
+        "from vllm.v1.kv_cache_interface import KVCacheSpec, MLAAttentionSpec, "
+        "SlidingWindowMLASpec\n"
+        "\n\n"
+        "def f(s):\n"
+        "    return isinstance(s, KVCacheSpec) and s.uses_mla_layout\n"
+        "\n\n"
+        "def g(s):\n"
+        "    return isinstance(s, kvi.KVCacheSpec) and s.uses_mla_layout\n"
+    )
 
 
 # -- the migration itself (edges/layout_migration.py), without the command line --
