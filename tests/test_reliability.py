@@ -574,6 +574,19 @@ def test_a_report_is_written_beside_itself_then_moved_in_place(
     assert os.listdir(report.parent) == ["report.txt"]
 
 
+def test_a_report_is_utf_8_whatever_the_locale_says(tmp_path):
+    """Under a C locale (an ASCII one, as in many containers) too."""
+    import locale
+
+    before = locale.setlocale(locale.LC_CTYPE)
+    locale.setlocale(locale.LC_CTYPE, "C")
+    try:
+        write_report(tmp_path / "report.txt", "VSL001 \u00e9\n")
+    finally:
+        locale.setlocale(locale.LC_CTYPE, before)
+    assert (tmp_path / "report.txt").read_bytes() == b"VSL001 \xc3\xa9\n"
+
+
 def test_a_report_that_fails_half_way_leaves_the_old_one(tmp_path):
     report = tmp_path / "report.txt"
     report.write_text("old\n")
