@@ -1099,6 +1099,99 @@ def test_the_migration_counts_every_site_and_drops_only_imports_left_unused(
     assert (folder / "third.py").read_text() == THIRD
 
 
+TWICE = """\
+from vllm.v1.kv_cache_interface import (
+    KVCacheSpec,
+    MLAAttentionSpec,
+    SlidingWindowMLASpec,
+    SlidingWindowSpec,
+)
+
+
+def windowed(groups) -> None:
+    if any(isinstance(g, SlidingWindowSpec) for g in groups):  # noqa: VSL007
+        raise NotImplementedError("no sliding window here")
+
+
+def windowed_too(groups) -> None:
+    if any(isinstance(g, SlidingWindowSpec) for g in groups):  # noqa: VSL007
+        raise NotImplementedError("no sliding window here")
+
+
+def by_name(spec) -> bool:
+    return type(spec).__name__ == "MLAAttentionSpec"
+
+
+def by_name_too(spec) -> bool:
+    return type(spec).__name__ == "MLAAttentionSpec"
+
+
+def by_name_kept(spec) -> bool:
+    return type(spec).__name__ == "MLAAttentionSpec"  # noqa: VSL005
+
+
+def by_name_kept_too(spec) -> bool:
+    return type(spec).__name__ == "MLAAttentionSpec"  # noqa: VSL005
+
+
+def computed(make) -> bool:
+    return isinstance(make(), (MLAAttentionSpec, SlidingWindowMLASpec))
+
+
+def computed_too(make) -> bool:
+    return isinstance(make(), (MLAAttentionSpec, SlidingWindowMLASpec))
+
+
+def left_out(spec: KVCacheSpec) -> bool:
+    return isinstance(spec, MLAAttentionSpec)
+
+
+def left_out_too(spec: KVCacheSpec) -> bool:
+    return isinstance(spec, MLAAttentionSpec)
+
+
+def kept(spec: KVCacheSpec) -> bool:
+    return isinstance(spec, MLAAttentionSpec)  # noqa: VSL001
+
+
+def kept_too(spec: KVCacheSpec) -> bool:
+    return isinstance(spec, MLAAttentionSpec)  # noqa: VSL001
+"""
+
+
+@pytest.mark.parametrize("unsafe", [False, True])
+def test_the_migration_counts_each_site_however_many_share_its_reason(
+    tmp_path, monkeypatch, unsafe
+):
+    """Two sites of each kind the census tells apart."""
+    from vllm_spec_lint.edges.config import load_config
+    from vllm_spec_lint.edges.layout_migration import migrate
+
+    folder = tmp_path / "vllm" / "v1"
+    folder.mkdir(parents=True)
+    (folder / "kv_cache_interface.py").write_text(TREE_INTERFACE)
+    (folder / "twice.py").write_text(TWICE)
+    monkeypatch.chdir(tmp_path)
+    migration = migrate([Path(".")], load_config(Path(".")), unsafe=unsafe)
+    computed = (
+        "the tested value is computed, and the rewrite would read it twice: "
+        "rewrite it by hand"
+    )
+    kept = {
+        ("VSL007", "noqa"): 2,
+        ("VSL005", "not a class test the property can answer"): 2,
+        ("VSL005", "noqa"): 2,
+        ("VSL008", computed): 2,
+        ("VSL001", "noqa"): 2,
+    }
+    if unsafe:
+        assert migration.rewritten == {("VSL001", "leaves a companion out"): 2}
+    else:
+        assert migration.rewritten == {}
+        kept[("VSL001", "changes behaviour: --unsafe-fixes rewrites it")] = 2
+    assert migration.kept == kept
+
+
 def test_an_import_named_elsewhere_in_the_file_is_kept(tmp_path):
     from vllm_spec_lint.core.settings import Config
     from vllm_spec_lint.edges.layout_migration import _without_unused
