@@ -962,6 +962,22 @@ def test_each_rewrite_is_parenthesized_and_guarded_for_where_it_lands(body, fixe
     assert outcome.text == head + "".join(kept) + fixed
 
 
+def test_an_exact_comparison_is_vsl002s_site_and_silenced_by_its_noqa():
+    from vllm_spec_lint.core.analysis import analyze_source
+
+    source = (
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n\n\n"
+        "def f(s):\n"
+        "    return type(s) is MLAAttentionSpec  # noqa: VSL002\n\n\n"
+        "def g(s):\n"
+        "    return type(s) is MLAAttentionSpec  # noqa: VSL001\n"
+    )
+    analysis = analyze_source(
+        source, "x.py", Config(), _hierarchy(CLASSES), module_name="vllm.other"
+    )
+    assert [(f.code, f.location) for f in analysis.findings] == [("VSL008", (9, 23))]
+
+
 def test_the_guard_names_the_root_class_as_the_test_names_the_anchor():
     """Imported where the anchor is imported from; through the module's
     alias where the anchor is read through it. Each fix says what it does."""
@@ -976,6 +992,9 @@ def test_the_guard_names_the_root_class_as_the_test_names_the_anchor():
         "\n\n"
         "def g(s):\n"
         "    return type(s) is kvi.MLAAttentionSpec\n"
+        "\n\n"
+        "def h(s):\n"
+        "    return type(s) in (MLAAttentionSpec, SlidingWindowMLASpec)\n"
     )
     analysis = analyze_source(
         source, "x.py", Config(), _hierarchy(CLASSES), module_name="vllm.other"
@@ -984,6 +1003,8 @@ def test_the_guard_names_the_root_class_as_the_test_names_the_anchor():
         (f.code, f.fix.message, f.fix.applicability) for f in analysis.findings
     ] == [
         ("VSL008", "Ask `uses_mla_layout`", "safe"),
+        ("VSL008", "Ask `uses_mla_layout` (their subclasses pass too)", "unsafe"),
+        # The whole family compared exactly: still unsafe (subclasses pass).
         ("VSL008", "Ask `uses_mla_layout` (their subclasses pass too)", "unsafe"),
     ]
     outcome = fix_source(
@@ -1000,6 +1021,9 @@ def test_the_guard_names_the_root_class_as_the_test_names_the_anchor():
         "\n\n"
         "def g(s):\n"
         "    return isinstance(s, kvi.KVCacheSpec) and s.uses_mla_layout\n"
+        "\n\n"
+        "def h(s):\n"
+        "    return isinstance(s, KVCacheSpec) and s.uses_mla_layout\n"
     )
 
 

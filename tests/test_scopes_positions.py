@@ -224,3 +224,42 @@ def test_a_statement_outside_the_body_asked_is_an_error_not_a_wrong_row():
     assert positions._ast_index(module.body, module.body[1]) == 2  # a; b: two
     with pytest.raises(LookupError, match="^not a statement of this body$"):
         positions._ast_index(module.body, other)
+
+
+def _generated_for(text: str, top: int):
+    """Which statement's code is generated to place the first method of the
+    class that is top-level statement ``top``: the class or the method."""
+    module = cst.parse_module(text)
+    klass = module.body[top]
+    method = klass.body.body[0]
+    found = StatementPositions(module, parent_map(module), text)
+    found[method]
+    [generated] = found._statements
+    return {klass: "class", method: "method"}[generated]
+
+
+def _class(rows: int) -> str:
+    """A class of ``rows`` rows: its method first, then assignments."""
+    body = "".join(f"    a{i} = {i}\n" for i in range(rows - 3))
+    return "class C:\n    def m(self):\n        return 1\n" + body
+
+
+@pytest.mark.parametrize(
+    "text, top, generated",
+    [
+        # Between long stretches of other statements, a short statement's
+        # rows run to the next statement, not to the end of the file.
+        ("x = 0\n" * 150 + _class(5) + "y = 0\n" * 150, 150, "class"),
+        # The last statement runs to the end of the file.
+        ("x = 0\n" + _class(100), 1, "class"),
+        ("x = 0\n" + _class(101), 1, "method"),
+        ("x = 0\n" + _class(100) + "y = 0\n", 1, "class"),
+        ("x = 0\n" + _class(101) + "y = 0\n", 1, "method"),
+    ],
+    ids=["short-between", "last-100", "last-101", "100-then-more", "101-then-more"],
+)
+def test_a_statement_longer_than_nested_from_rows_is_entered(text, top, generated):
+    """Up to NESTED_FROM_ROWS rows a statement's code is generated whole;
+    a finding in a longer class has only its method generated."""
+    assert positions.NESTED_FROM_ROWS == 100
+    assert _generated_for(text, top) == generated
