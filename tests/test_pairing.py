@@ -977,6 +977,61 @@ def test_a_file_that_cannot_be_read_is_left_to_the_analysis(tmp_path):
     assert pairing.decide([own_spec]) == {}
 
 
+def _pass_decides(root: Path) -> str | None:
+    """Backend pairing's pass over every file of ``root``, as a run's (the
+    command line's tests reach it too deep for mutation testing to count)."""
+    from vllm_spec_lint.edges.discovery import forget_packages
+    from vllm_spec_lint.edges.pairing import Pairing
+    from vllm_spec_lint.model.hierarchy import ClassHierarchy
+
+    forget_packages()
+    files = sorted(str(p) for p in root.rglob("*.py"))
+    own_spec = (BUILDER, SW_MLA)
+    return Pairing(files, ClassHierarchy.default()).decide([own_spec]).get(own_spec)
+
+
+def test_a_file_read_in_a_later_round_is_found_past_those_read_before(tmp_path):
+    """The layer (found by its backend's name, in the second round) comes
+    after the builder's file, read in the first."""
+    root = _tree(tmp_path, {"vllm/v1/worker/indexer_cache.py": LAYER})
+    (root / CACHE).unlink()
+    assert _pass_decides(root).startswith("pairing: IndexerMetadataBuilder's spec")
+
+
+DEEPER_BASE = (
+    "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n\n\n"
+    "class DeeperBase:\n"
+    "    def get_kv_cache_spec(self, vllm_config):\n"
+    "        return MLAAttentionSpec(block_size=64)\n"
+)
+CACHE_ON_DEEPER_BASE = (
+    "from vllm.model_executor.layers.deeper_base import DeeperBase\n"
+    "from vllm.v1.attention.backends.indexer import IndexerBackend\n\n\n"
+    "class IndexerCache(DeeperBase):\n"
+    "    def get_attn_backend(self):\n"
+    "        return IndexerBackend\n"
+)
+
+
+@pytest.mark.parametrize(
+    "base_file",
+    ["vllm/model_executor/layers/deeper_base.py",
+     "vllm/model_executor/layers/deeper_base/__init__.py"],
+    ids=["module", "package"],
+)  # fmt: skip
+def test_a_layers_base_is_read_from_its_module_or_package(tmp_path, base_file):
+    root = _tree(tmp_path, {CACHE: CACHE_ON_DEEPER_BASE, base_file: DEEPER_BASE})
+    assert _pass_decides(root).startswith("pairing: IndexerMetadataBuilder's spec")
+
+
+def test_a_layers_base_that_does_not_parse_leaves_the_builder_undecided(tmp_path):
+    base_file = "vllm/model_executor/layers/deeper_base.py"
+    root = _tree(
+        tmp_path, {CACHE: CACHE_ON_DEEPER_BASE, base_file: DEEPER_BASE + "def (:\n"}
+    )
+    assert _pass_decides(root) is None
+
+
 def test_a_run_given_files_keeps_reporting_and_fixes_them(tmp_path):
     """pre-commit hands over the changed files: no tree, no pairing."""
     root = _tree(tmp_path)
