@@ -978,6 +978,70 @@ def test_an_exact_comparison_is_vsl002s_site_and_silenced_by_its_noqa():
     assert [(f.code, f.location) for f in analysis.findings] == [("VSL008", (9, 23))]
 
 
+def test_a_whole_family_test_is_no_vsl001_site_and_a_narrowed_one_is_deliberate():
+    """VSL001's noqa does not silence a test naming the whole family (VSL001
+    never reports it); a test leaving out a companion an earlier branch
+    handled is deliberate, as VSL001 says."""
+    from vllm_spec_lint.core.analysis import analyze_source
+
+    source = (
+        "from vllm.v1.kv_cache_interface import (\n"
+        "    FullAttentionSpec, KVCacheSpec, MLAAttentionSpec, SlidingWindowMLASpec\n"
+        ")\n\n\n"
+        "def f(s: KVCacheSpec):\n"
+        "    if isinstance(s, SlidingWindowMLASpec):\n"
+        "        return 0\n"
+        "    if isinstance(s, MLAAttentionSpec):\n"
+        "        return 1\n\n\n"
+        "def g(s: KVCacheSpec):\n"
+        "    if isinstance(s, MLAAttentionSpec):\n"
+        "        return 1\n"
+        "    assert isinstance(s, FullAttentionSpec)\n\n\n"
+        "ok = isinstance(x, (MLAAttentionSpec, SlidingWindowMLASpec))  # noqa: VSL001\n"
+    )
+    analysis = analyze_source(
+        source, "x.py", Config(), _hierarchy(CLASSES), module_name="vllm.other"
+    )
+    assert [(f.code, f.location) for f in analysis.findings] == [("VSL008", (19, 6))]
+    assert [(f.code, f.location, f.suppressed_by) for f in analysis.suppressed] == [
+        (
+            "VSL008",
+            (9, 8),
+            "narrowed: `isinstance(s, SlidingWindowMLASpec)` (line 7) already "
+            "excludes SlidingWindowMLASpec",
+        ),
+        (
+            "VSL008",
+            (14, 8),
+            "assert: line 16 rejects what the check lets through, "
+            "SlidingWindowMLASpec included, loudly",
+        ),
+    ]
+
+
+def test_a_builders_test_of_its_own_spec_names_the_builder_and_the_left_out():
+    """What backend pairing decides on (edges/pairing.py), as VSL001's."""
+    from vllm_spec_lint.core.analysis import analyze_source
+
+    source = (
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n\n\n"
+        "class Builder:\n"
+        "    def __init__(self, kv_cache_spec):\n"
+        "        self.kv_cache_spec = kv_cache_spec\n"
+        "        if isinstance(self.kv_cache_spec, MLAAttentionSpec):\n"
+        "            self.x = 1\n"
+    )
+    analysis = analyze_source(
+        source, "x.py", Config(), _hierarchy(CLASSES), module_name="vllm.other"
+    )
+    assert [(f.code, f.own_spec) for f in analysis.findings] == [
+        (
+            "VSL008",
+            ("vllm.other.Builder", "vllm.v1.kv_cache_interface.SlidingWindowMLASpec"),
+        )
+    ]
+
+
 def test_the_guard_names_the_root_class_as_the_test_names_the_anchor():
     """Imported where the anchor is imported from; through the module's
     alias where the anchor is read through it. Each fix says what it does."""
