@@ -955,7 +955,8 @@ def test_a_file_that_cannot_be_read_is_left_to_the_analysis(tmp_path):
     from vllm_spec_lint.model.hierarchy import ClassHierarchy
 
     root = _tree(tmp_path)
-    files = sorted(str(p) for p in root.rglob("*.py")) + [str(root / "gone.py")]
+    # First: the search goes on past it.
+    files = [str(root / "gone.py")] + sorted(str(p) for p in root.rglob("*.py"))
 
     def read(name: str) -> bytes:
         if name.endswith("gone.py"):

@@ -226,16 +226,18 @@ def test_a_statement_outside_the_body_asked_is_an_error_not_a_wrong_row():
         positions._ast_index(module.body, other)
 
 
-def _generated_for(text: str, top: int):
+def _generated_for(text: str, top: int, inner: bool = False):
     """Which statement's code is generated to place the first method of the
-    class that is top-level statement ``top``: the class or the method."""
+    class that is top-level statement ``top`` (``inner``: the method's first
+    statement): the class, the method or that statement."""
     module = cst.parse_module(text)
     klass = module.body[top]
     method = klass.body.body[0]
+    statement = method.body.body[0]
     found = StatementPositions(module, parent_map(module), text)
-    found[method]
+    found[statement if inner else method]
     [generated] = found._statements
-    return {klass: "class", method: "method"}[generated]
+    return {klass: "class", method: "method", statement: "statement"}[generated]
 
 
 def _class(rows: int) -> str:
@@ -263,3 +265,8 @@ def test_a_statement_longer_than_nested_from_rows_is_entered(text, top, generate
     a finding in a longer class has only its method generated."""
     assert positions.NESTED_FROM_ROWS == 100
     assert _generated_for(text, top) == generated
+
+
+def test_a_node_in_a_method_of_a_long_class_has_only_its_statement_generated():
+    text = "x = 0\n" + _class(101)
+    assert _generated_for(text, 1, inner=True) == "statement"
