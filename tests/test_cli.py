@@ -223,6 +223,31 @@ def test_an_internal_error_exits_2_with_one_line_and_a_crash_file(
     assert lines[-1] == "RuntimeError: boom"
 
 
+def test_the_crash_file_is_utf_8_whatever_the_locale_says(
+    tmp_path, monkeypatch, capsys
+):
+    import locale
+
+    from vllm_spec_lint.faces import cli
+
+    def broken(argv):
+        raise RuntimeError("boom in caf\u00e9.py")
+
+    monkeypatch.setattr(cli, "_main", broken)
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    monkeypatch.setattr("sys.argv", ["vllm-spec-lint", "check", "caf\u00e9.py"])
+    before = locale.setlocale(locale.LC_CTYPE)
+    locale.setlocale(locale.LC_CTYPE, "C")
+    try:
+        assert cli.main(["check", "caf\u00e9.py"]) == 2
+    finally:
+        locale.setlocale(locale.LC_CTYPE, before)
+    [report] = tmp_path.glob("vllm-spec-lint-crash-*.txt")
+    lines = report.read_bytes().splitlines()
+    assert lines[1] == "vllm-spec-lint check caf\u00e9.py".encode()
+    assert lines[-1] == "RuntimeError: boom in caf\u00e9.py".encode()
+
+
 def test_an_internal_error_without_a_writable_temp_folder_still_says_one_line(
     tmp_path, monkeypatch, capsys
 ):
