@@ -197,19 +197,28 @@ def test_setup_cfg_family_line_without_a_colon_exits_2(tmp_path):
     )
 
 
+def _crashed(monkeypatch, tmp_path, argv: list[str], message: str) -> Path:
+    """Run the command line with an internal error raising ``message``:
+    it exits 2; the crash file it wrote."""
+    from vllm_spec_lint.faces import cli
+
+    def broken(argv):
+        raise RuntimeError(message)
+
+    monkeypatch.setattr(cli, "_main", broken)
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    monkeypatch.setattr("sys.argv", ["vllm-spec-lint", *argv])
+    assert cli.main(argv) == 2
+    [report] = tmp_path.glob("vllm-spec-lint-crash-*.txt")
+    return report
+
+
 def test_an_internal_error_exits_2_with_one_line_and_a_crash_file(
     tmp_path, monkeypatch, capsys
 ):
     from vllm_spec_lint.faces import cli
 
-    def broken(argv):
-        raise RuntimeError("boom")
-
-    monkeypatch.setattr(cli, "_main", broken)
-    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
-    monkeypatch.setattr("sys.argv", ["vllm-spec-lint", "check", "."])
-    assert cli.main(["check", "."]) == 2
-    [report] = tmp_path.glob("vllm-spec-lint-crash-*.txt")
+    report = _crashed(monkeypatch, tmp_path, ["check", "."], "boom")
     assert capsys.readouterr().err == (
         f"error: internal error: RuntimeError: boom (please report it with {report})\n"
     )
@@ -228,21 +237,13 @@ def test_the_crash_file_is_utf_8_whatever_the_locale_says(
 ):
     import locale
 
-    from vllm_spec_lint.faces import cli
-
-    def broken(argv):
-        raise RuntimeError("boom in caf\u00e9.py")
-
-    monkeypatch.setattr(cli, "_main", broken)
-    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
-    monkeypatch.setattr("sys.argv", ["vllm-spec-lint", "check", "caf\u00e9.py"])
     before = locale.setlocale(locale.LC_CTYPE)
     locale.setlocale(locale.LC_CTYPE, "C")
     try:
-        assert cli.main(["check", "caf\u00e9.py"]) == 2
+        argv = ["check", "caf\u00e9.py"]
+        report = _crashed(monkeypatch, tmp_path, argv, "boom in caf\u00e9.py")
     finally:
         locale.setlocale(locale.LC_CTYPE, before)
-    [report] = tmp_path.glob("vllm-spec-lint-crash-*.txt")
     lines = report.read_bytes().splitlines()
     assert lines[1] == "vllm-spec-lint check caf\u00e9.py".encode()
     assert lines[-1] == "RuntimeError: boom in caf\u00e9.py".encode()

@@ -843,20 +843,26 @@ def test_declarations_add_only_their_block(text, declared):
 def test_a_test_the_rewrite_cannot_take_says_why_and_has_no_fix(
     body, location, message
 ):
-    from vllm_spec_lint.core.analysis import analyze_source
-
     source = (
         "from vllm.v1.kv_cache_interface import (\n"
         "    MambaSpec, MLAAttentionSpec, SlidingWindowMLASpec\n)\n\n" + body
     )
-    analysis = analyze_source(
-        source, "x.py", Config(), _hierarchy(CLASSES), module_name="vllm.other"
-    )
+    analysis = _analyzed(source)
     [finding] = [f for f in analysis.findings if f.code == "VSL008"]
     assert (finding.location, finding.message, finding.fix) == (
         location,
         message,
         None,
+    )
+
+
+def _analyzed(source: str):
+    """``source`` analysed as a module beside vLLM's, whose spec classes
+    declare the layout property."""
+    from vllm_spec_lint.core.analysis import analyze_source
+
+    return analyze_source(
+        source, "x.py", Config(), _hierarchy(CLASSES), module_name="vllm.other"
     )
 
 
@@ -963,8 +969,6 @@ def test_each_rewrite_is_parenthesized_and_guarded_for_where_it_lands(body, fixe
 
 
 def test_an_exact_comparison_is_vsl002s_site_and_silenced_by_its_noqa():
-    from vllm_spec_lint.core.analysis import analyze_source
-
     source = (
         "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n\n\n"
         "def f(s):\n"
@@ -972,9 +976,7 @@ def test_an_exact_comparison_is_vsl002s_site_and_silenced_by_its_noqa():
         "def g(s):\n"
         "    return type(s) is MLAAttentionSpec  # noqa: VSL001\n"
     )
-    analysis = analyze_source(
-        source, "x.py", Config(), _hierarchy(CLASSES), module_name="vllm.other"
-    )
+    analysis = _analyzed(source)
     assert [(f.code, f.location) for f in analysis.findings] == [("VSL008", (9, 23))]
 
 
@@ -982,8 +984,6 @@ def test_a_whole_family_test_is_no_vsl001_site_and_a_narrowed_one_is_deliberate(
     """VSL001's noqa does not silence a test naming the whole family (VSL001
     never reports it); a test leaving out a companion an earlier branch
     handled is deliberate, as VSL001 says."""
-    from vllm_spec_lint.core.analysis import analyze_source
-
     source = (
         "from vllm.v1.kv_cache_interface import (\n"
         "    FullAttentionSpec, KVCacheSpec, MLAAttentionSpec, SlidingWindowMLASpec\n"
@@ -999,9 +999,7 @@ def test_a_whole_family_test_is_no_vsl001_site_and_a_narrowed_one_is_deliberate(
         "    assert isinstance(s, FullAttentionSpec)\n\n\n"
         "ok = isinstance(x, (MLAAttentionSpec, SlidingWindowMLASpec))  # noqa: VSL001\n"
     )
-    analysis = analyze_source(
-        source, "x.py", Config(), _hierarchy(CLASSES), module_name="vllm.other"
-    )
+    analysis = _analyzed(source)
     assert [(f.code, f.location) for f in analysis.findings] == [("VSL008", (19, 6))]
     assert [(f.code, f.location, f.suppressed_by) for f in analysis.suppressed] == [
         (
@@ -1021,8 +1019,6 @@ def test_a_whole_family_test_is_no_vsl001_site_and_a_narrowed_one_is_deliberate(
 
 def test_a_builders_test_of_its_own_spec_names_the_builder_and_the_left_out():
     """What backend pairing decides on (edges/pairing.py), as VSL001's."""
-    from vllm_spec_lint.core.analysis import analyze_source
-
     source = (
         "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n\n\n"
         "class Builder:\n"
@@ -1031,9 +1027,7 @@ def test_a_builders_test_of_its_own_spec_names_the_builder_and_the_left_out():
         "        if isinstance(self.kv_cache_spec, MLAAttentionSpec):\n"
         "            self.x = 1\n"
     )
-    analysis = analyze_source(
-        source, "x.py", Config(), _hierarchy(CLASSES), module_name="vllm.other"
-    )
+    analysis = _analyzed(source)
     assert [(f.code, f.own_spec) for f in analysis.findings] == [
         (
             "VSL008",
@@ -1045,8 +1039,6 @@ def test_a_builders_test_of_its_own_spec_names_the_builder_and_the_left_out():
 def test_the_guard_names_the_root_class_as_the_test_names_the_anchor():
     """Imported where the anchor is imported from; through the module's
     alias where the anchor is read through it. Each fix says what it does."""
-    from vllm_spec_lint.core.analysis import analyze_source
-
     source = (
         "import vllm.v1.kv_cache_interface as kvi\n"
         "from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowMLASpec\n"
@@ -1060,9 +1052,7 @@ def test_the_guard_names_the_root_class_as_the_test_names_the_anchor():
         "def h(s):\n"
         "    return type(s) in (MLAAttentionSpec, SlidingWindowMLASpec)\n"
     )
-    analysis = analyze_source(
-        source, "x.py", Config(), _hierarchy(CLASSES), module_name="vllm.other"
-    )
+    analysis = _analyzed(source)
     assert [
         (f.code, f.fix.message, f.fix.applicability) for f in analysis.findings
     ] == [
@@ -1132,21 +1122,28 @@ def whole(spec: KVCacheSpec) -> bool:
 """
 
 
-@pytest.mark.parametrize("unsafe", [False, True])
-def test_the_migration_counts_every_site_and_drops_only_imports_left_unused(
-    tmp_path, monkeypatch, unsafe
-):
+def _migrated(tmp_path, monkeypatch, files: dict[str, str], unsafe: bool):
+    """The migration of a tree of vLLM's family module and ``files`` (named
+    below vllm/v1/), run from the tree's root."""
     from vllm_spec_lint.edges.config import load_config
     from vllm_spec_lint.edges.layout_migration import migrate
 
     folder = tmp_path / "vllm" / "v1"
     folder.mkdir(parents=True)
     (folder / "kv_cache_interface.py").write_text(TREE_INTERFACE)
-    (folder / "more.py").write_text(MORE)
-    (folder / "third.py").write_text(THIRD)
-    (tmp_path / "pyproject.toml").write_text("[tool.ruff]\nline-length = 88\n")
+    for name, text in files.items():
+        (folder / name).write_text(text)
     monkeypatch.chdir(tmp_path)
-    migration = migrate([Path(".")], load_config(Path(".")), unsafe=unsafe)
+    return migrate([Path(".")], load_config(Path(".")), unsafe=unsafe)
+
+
+@pytest.mark.parametrize("unsafe", [False, True])
+def test_the_migration_counts_every_site_and_drops_only_imports_left_unused(
+    tmp_path, monkeypatch, unsafe
+):
+    (tmp_path / "pyproject.toml").write_text("[tool.ruff]\nline-length = 88\n")
+    files = {"more.py": MORE, "third.py": THIRD}
+    migration = _migrated(tmp_path, monkeypatch, files, unsafe)
     interface = Path("vllm/v1/kv_cache_interface.py")
     assert migration.declared == [
         "vllm/v1/kv_cache_interface.py: uses_mla_layout on KVCacheSpec (False), "
@@ -1184,67 +1181,36 @@ def test_the_migration_counts_every_site_and_drops_only_imports_left_unused(
         "    return spec.uses_mla_layout\n"
     )
     # Nothing is written by the migration itself.
-    assert (folder / "third.py").read_text() == THIRD
+    assert (tmp_path / "vllm/v1/third.py").read_text() == THIRD
 
 
-TWICE = """\
-from vllm.v1.kv_cache_interface import (
-    KVCacheSpec,
-    MLAAttentionSpec,
-    SlidingWindowMLASpec,
-    SlidingWindowSpec,
+# Each kind of site the census tells apart, written twice (``f``, ``f_too``).
+SITES = [
+    ("windowed", "groups", (
+        "    if any(isinstance(g, SlidingWindowSpec) for g in groups):  # noqa: VSL007\n"
+        '        raise NotImplementedError("no sliding window here")\n'
+    )),
+    ("by_name", "spec", '    return type(spec).__name__ == "MLAAttentionSpec"\n'),
+    ("by_name_kept", "spec", (
+        '    return type(spec).__name__ == "MLAAttentionSpec"  # noqa: VSL005\n'
+    )),
+    ("computed", "make", (
+        "    return isinstance(make(), (MLAAttentionSpec, SlidingWindowMLASpec))\n"
+    )),
+    ("left_out", "spec: KVCacheSpec", "    return isinstance(spec, MLAAttentionSpec)\n"),
+    ("kept", "spec: KVCacheSpec", (
+        "    return isinstance(spec, MLAAttentionSpec)  # noqa: VSL001\n"
+    )),
+]  # fmt: skip
+TWICE = (
+    "from vllm.v1.kv_cache_interface import (\n"
+    "    KVCacheSpec, MLAAttentionSpec, SlidingWindowMLASpec, SlidingWindowSpec\n"
+    ")\n"
+) + "".join(
+    f"\n\ndef {name}{too}({params}):\n{body}"
+    for name, params, body in SITES
+    for too in ("", "_too")
 )
-
-
-def windowed(groups) -> None:
-    if any(isinstance(g, SlidingWindowSpec) for g in groups):  # noqa: VSL007
-        raise NotImplementedError("no sliding window here")
-
-
-def windowed_too(groups) -> None:
-    if any(isinstance(g, SlidingWindowSpec) for g in groups):  # noqa: VSL007
-        raise NotImplementedError("no sliding window here")
-
-
-def by_name(spec) -> bool:
-    return type(spec).__name__ == "MLAAttentionSpec"
-
-
-def by_name_too(spec) -> bool:
-    return type(spec).__name__ == "MLAAttentionSpec"
-
-
-def by_name_kept(spec) -> bool:
-    return type(spec).__name__ == "MLAAttentionSpec"  # noqa: VSL005
-
-
-def by_name_kept_too(spec) -> bool:
-    return type(spec).__name__ == "MLAAttentionSpec"  # noqa: VSL005
-
-
-def computed(make) -> bool:
-    return isinstance(make(), (MLAAttentionSpec, SlidingWindowMLASpec))
-
-
-def computed_too(make) -> bool:
-    return isinstance(make(), (MLAAttentionSpec, SlidingWindowMLASpec))
-
-
-def left_out(spec: KVCacheSpec) -> bool:
-    return isinstance(spec, MLAAttentionSpec)
-
-
-def left_out_too(spec: KVCacheSpec) -> bool:
-    return isinstance(spec, MLAAttentionSpec)
-
-
-def kept(spec: KVCacheSpec) -> bool:
-    return isinstance(spec, MLAAttentionSpec)  # noqa: VSL001
-
-
-def kept_too(spec: KVCacheSpec) -> bool:
-    return isinstance(spec, MLAAttentionSpec)  # noqa: VSL001
-"""
 
 
 @pytest.mark.parametrize("unsafe", [False, True])
@@ -1252,15 +1218,7 @@ def test_the_migration_counts_each_site_however_many_share_its_reason(
     tmp_path, monkeypatch, unsafe
 ):
     """Two sites of each kind the census tells apart."""
-    from vllm_spec_lint.edges.config import load_config
-    from vllm_spec_lint.edges.layout_migration import migrate
-
-    folder = tmp_path / "vllm" / "v1"
-    folder.mkdir(parents=True)
-    (folder / "kv_cache_interface.py").write_text(TREE_INTERFACE)
-    (folder / "twice.py").write_text(TWICE)
-    monkeypatch.chdir(tmp_path)
-    migration = migrate([Path(".")], load_config(Path(".")), unsafe=unsafe)
+    migration = _migrated(tmp_path, monkeypatch, {"twice.py": TWICE}, unsafe)
     computed = (
         "the tested value is computed, and the rewrite would read it twice: "
         "rewrite it by hand"
