@@ -142,3 +142,75 @@ def test_fixes_are_laid_out_like_the_code_around_them(tmp_path, before, after):
         cwd=tmp_path,
     )
     assert path.read_text() == after
+
+
+# -- at the analysis core (mutation testing counts these for the rule) --------
+
+NAMES = "from vllm.v1.kv_cache_interface import FullAttentionSpec, KVCacheSpec\n\n\n"
+
+
+def _analysis(source: str):
+    from vllm_spec_lint.core.analysis import analyze_source
+    from vllm_spec_lint.core.settings import Config
+
+    return analyze_source(source, "x.py", Config(), module_name="vllm.other")
+
+
+def test_a_name_test_a_later_assert_rejects_is_deliberate_and_says_why():
+    source = NAMES + (
+        "def g(s: KVCacheSpec):\n"
+        '    if type(s).__name__ == "MLAAttentionSpec":\n'
+        "        return 1\n"
+        "    assert isinstance(s, FullAttentionSpec)\n"
+    )
+    analysis = _analysis(source)
+    assert analysis.findings == []
+    assert [(f.code, f.location, f.suppressed_by) for f in analysis.suppressed] == [
+        (
+            "VSL005",
+            (5, 28),
+            "assert: line 7 rejects what the check lets through, "
+            "SlidingWindowMLASpec included, loudly",
+        )
+    ]
+
+
+def test_a_builders_name_test_of_its_own_spec_names_the_builder_and_the_left_out():
+    source = (
+        "class Builder:\n"
+        "    def __init__(self, kv_cache_spec):\n"
+        "        self.kv_cache_spec = kv_cache_spec\n"
+        '        if type(self.kv_cache_spec).__name__ == "MLAAttentionSpec":\n'
+        "            self.x = 1\n"
+    )
+    assert [(f.code, f.own_spec) for f in _analysis(source).findings] == [
+        (
+            "VSL005",
+            ("vllm.other.Builder", "vllm.v1.kv_cache_interface.SlidingWindowMLASpec"),
+        )
+    ]
+
+
+@pytest.mark.parametrize(
+    "test, fixed",
+    [
+        (
+            'type(spec).__name__ == "MLAAttentionSpec"',
+            'type(spec).__name__ in ("MLAAttentionSpec", "SlidingWindowMLASpec")',
+        ),
+        # A name in a set of the MRO's names: no place for another name.
+        ('"MLAAttentionSpec" in {c.__name__ for c in type(spec).mro()}', None),
+    ],
+    ids=["name", "mro-names"],
+)
+def test_a_name_test_is_fixed_where_another_name_has_a_place(test, fixed):
+    from vllm_spec_lint.core.fixing import fix_source
+    from vllm_spec_lint.core.settings import Config
+
+    [finding] = _analysis(f"ok = {test}\n").findings
+    assert (finding.fix is None) == (fixed is None)
+    outcome = fix_source(
+        f"ok = {test}\n", "x.py", Config(), module_name="vllm.other",
+        unsafe=True, formatter=None,
+    )  # fmt: skip
+    assert outcome.text == f"ok = {fixed or test}\n"
