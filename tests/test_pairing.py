@@ -949,11 +949,26 @@ def test_names_are_looked_for_by_the_longest_ending_the_most_share(name, names, 
     assert _shared_ending(name, names) == ending
 
 
-def test_a_file_that_cannot_be_read_is_left_to_the_analysis(tmp_path):
+OWN_SPEC = (BUILDER, "vllm.v1.kv_cache_interface.SlidingWindowMLASpec")
+
+
+def _pass_decides(root: Path, files: list[str] | None = None, read=None) -> dict:
+    """Backend pairing's pass over ``files`` (every file of ``root``), as a
+    run's, on the builder's test leaving SlidingWindowMLASpec out (the
+    command line's tests reach it too deep for mutation testing to count)."""
     from vllm_spec_lint.edges.discovery import forget_packages
+    from vllm_spec_lint.edges.files import read_source
     from vllm_spec_lint.edges.pairing import Pairing
     from vllm_spec_lint.model.hierarchy import ClassHierarchy
 
+    forget_packages()
+    if files is None:
+        files = sorted(str(p) for p in root.rglob("*.py"))
+    pairing = Pairing(files, ClassHierarchy.default(), read or read_source)
+    return pairing.decide([OWN_SPEC])
+
+
+def test_a_file_that_cannot_be_read_is_left_to_the_analysis(tmp_path):
     root = _tree(tmp_path)
     # First: the search goes on past it.
     files = [str(root / "gone.py")] + sorted(str(p) for p in root.rglob("*.py"))
@@ -963,32 +978,15 @@ def test_a_file_that_cannot_be_read_is_left_to_the_analysis(tmp_path):
             raise FileNotFoundError(name)
         return Path(name).read_bytes()
 
-    forget_packages()
-    own_spec = (BUILDER, "vllm.v1.kv_cache_interface.SlidingWindowMLASpec")
-    pairing = Pairing(files, ClassHierarchy.default(), read)
-    decided = pairing.decide([own_spec])
-    assert decided[own_spec].startswith("pairing: IndexerMetadataBuilder's spec")
+    decided = _pass_decides(root, files, read)
+    assert decided[OWN_SPEC].startswith("pairing: IndexerMetadataBuilder's spec")
 
     def read_no_base(name: str) -> bytes:
         if name.endswith("attention/backend.py"):  # where customize_spec is
             raise PermissionError(name)
         return read(name)
 
-    pairing = Pairing(files, ClassHierarchy.default(), read_no_base)
-    assert pairing.decide([own_spec]) == {}
-
-
-def _pass_decides(root: Path) -> str | None:
-    """Backend pairing's pass over every file of ``root``, as a run's (the
-    command line's tests reach it too deep for mutation testing to count)."""
-    from vllm_spec_lint.edges.discovery import forget_packages
-    from vllm_spec_lint.edges.pairing import Pairing
-    from vllm_spec_lint.model.hierarchy import ClassHierarchy
-
-    forget_packages()
-    files = sorted(str(p) for p in root.rglob("*.py"))
-    own_spec = (BUILDER, SW_MLA)
-    return Pairing(files, ClassHierarchy.default()).decide([own_spec]).get(own_spec)
+    assert _pass_decides(root, files, read_no_base) == {}
 
 
 def test_a_file_read_in_a_later_round_is_found_past_those_read_before(tmp_path):
@@ -996,7 +994,9 @@ def test_a_file_read_in_a_later_round_is_found_past_those_read_before(tmp_path):
     after the builder's file, read in the first."""
     root = _tree(tmp_path, {"vllm/v1/worker/indexer_cache.py": LAYER})
     (root / CACHE).unlink()
-    assert _pass_decides(root).startswith("pairing: IndexerMetadataBuilder's spec")
+    assert _pass_decides(root)[OWN_SPEC].startswith(
+        "pairing: IndexerMetadataBuilder's spec"
+    )
 
 
 DEEPER_BASE = (
@@ -1022,7 +1022,9 @@ CACHE_ON_DEEPER_BASE = (
 )  # fmt: skip
 def test_a_layers_base_is_read_from_its_module_or_package(tmp_path, base_file):
     root = _tree(tmp_path, {CACHE: CACHE_ON_DEEPER_BASE, base_file: DEEPER_BASE})
-    assert _pass_decides(root).startswith("pairing: IndexerMetadataBuilder's spec")
+    assert _pass_decides(root)[OWN_SPEC].startswith(
+        "pairing: IndexerMetadataBuilder's spec"
+    )
 
 
 def test_a_layers_base_that_does_not_parse_leaves_the_builder_undecided(tmp_path):
@@ -1030,7 +1032,7 @@ def test_a_layers_base_that_does_not_parse_leaves_the_builder_undecided(tmp_path
     root = _tree(
         tmp_path, {CACHE: CACHE_ON_DEEPER_BASE, base_file: DEEPER_BASE + "def (:\n"}
     )
-    assert _pass_decides(root) is None
+    assert _pass_decides(root) == {}
 
 
 def test_a_run_given_files_keeps_reporting_and_fixes_them(tmp_path):
@@ -1370,16 +1372,9 @@ def test_a_backend_in_a_packages_init_finds_its_builder_relatively(
 def test_a_file_naming_the_chain_with_a_nul_byte_leaves_it_undecided(tmp_path):
     """CPython refuses a NUL byte (SyntaxError from 3.11, ValueError before):
     either way the chain is unreadable and nothing is decided."""
-    from vllm_spec_lint.edges.discovery import forget_packages
-    from vllm_spec_lint.edges.pairing import Pairing
-    from vllm_spec_lint.model.hierarchy import ClassHierarchy
-
     root = _tree(tmp_path)
     (root / "vllm/registry.py").write_bytes(b"from x import IndexerMetadataBuilder\0\n")
-    files = sorted(str(p) for p in root.rglob("*.py"))
-    forget_packages()
-    own_spec = (BUILDER, "vllm.v1.kv_cache_interface.SlidingWindowMLASpec")
-    assert Pairing(files, ClassHierarchy.default()).decide([own_spec]) == {}
+    assert _pass_decides(root) == {}
 
 
 def test_tree_pairing_answers_from_its_cache_the_second_time(tmp_path):
