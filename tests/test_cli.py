@@ -276,6 +276,22 @@ def test_an_interrupt_exits_130_in_one_line_without_a_traceback(monkeypatch, cap
     assert capsys.readouterr() == ("", "error: interrupted\n")
 
 
+def test_an_interrupted_fix_says_in_its_one_line_what_it_wrote(monkeypatch, capsys):
+    from vllm_spec_lint.edges.runner import RunInterrupted
+    from vllm_spec_lint.faces import cli
+
+    def interrupted(argv):
+        raise RunInterrupted(2)
+
+    monkeypatch.setattr(cli, "_main", interrupted)
+    assert cli.main(["fix", "."]) == 130
+    assert capsys.readouterr() == (
+        "",
+        "error: interrupted; 2 files already fixed and written, "
+        "no other file changed\n",
+    )
+
+
 def test_a_reader_that_has_gone_gets_no_traceback(tmp_path):
     """`vllm-spec-lint check | head -0`: the pipe has no reader when the
     report is written (closed before the tool starts, so no race); the tool
@@ -311,6 +327,16 @@ def test_commands_without_standard_input_refuse_a_dash(tmp_path, command):
     assert out.stderr == (
         f"error: {command[0]} does not read standard input ('-'): name files or "
         "folders\n"
+    )
+
+
+def test_a_dash_after_an_option_is_a_path_not_an_option(tmp_path):
+    """argparse leaves a positional after ``--diff`` over; ``-`` there is
+    standard input, which the codemods refuse as such."""
+    out = run_cli("codemod", "add-sliding-window-mla", "--diff", "-", cwd=tmp_path)
+    assert (out.returncode, out.stderr) == (
+        2,
+        "error: codemod does not read standard input ('-'): name files or folders\n",
     )
 
 
@@ -715,3 +741,22 @@ def test_a_baseline_checked_from_standard_input_is_stale_under_its_name(tmp_path
         input="ok = 1\n",
     )  # fmt: skip
     assert (unnamed.returncode, unnamed.stderr) == (0, "")
+
+
+def test_a_baseline_of_unnamed_standard_input_is_stale_under_a_dash(tmp_path):
+    found = (
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
+        "ok = isinstance(spec, MLAAttentionSpec)\n"
+    )
+    written = run_cli(
+        "check", "--write-baseline", "b.json", "-", cwd=tmp_path, input=found
+    )
+    assert written.returncode == 0, written.stderr
+    out = run_cli(
+        "check", "--baseline", "b.json", "--show-stale", "-", cwd=tmp_path,
+        input="ok = 1\n",
+    )  # fmt: skip
+    assert (out.returncode, out.stderr) == (
+        0,
+        "stale: -: VSL001 'ok = isinstance(spec, MLAAttentionSpec)'\n",
+    )

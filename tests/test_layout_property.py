@@ -12,10 +12,12 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import run_cli
+from vllm_spec_lint.core.analysis import analyze_source
 from vllm_spec_lint.core.fixing import fix_source
 from vllm_spec_lint.core.settings import Config
 from vllm_spec_lint.model.hierarchy import (
     ClassHierarchy,
+    Family,
     read_class_bases,
     read_declared,
 )
@@ -1014,6 +1016,72 @@ def test_a_whole_family_test_is_no_vsl001_site_and_a_narrowed_one_is_deliberate(
             "assert: line 16 rejects what the check lets through, "
             "SlidingWindowMLASpec included, loudly",
         ),
+    ]
+
+
+def _declaring_full(declared: bool) -> str:
+    return (
+        "    @property\n"
+        "    def uses_full_layout(self) -> bool:\n"
+        f"        return {declared}\n"
+    )
+
+
+# A second family, ``full``: FullAttentionSpec with SlidingWindowSpec, its
+# property declared on its root and both members.
+TWO_FAMILY_CLASSES = (
+    CLASSES.replace(
+        "class KVCacheSpec:\n", "class KVCacheSpec:\n" + _declaring_full(False) + "\n"
+    )
+    .replace(
+        "class FullAttentionSpec(AttentionSpec):\n    pass\n",
+        "class FullAttentionSpec(AttentionSpec):\n" + _declaring_full(True),
+    )
+    .replace(
+        "class SlidingWindowSpec(AttentionSpec):\n    pass\n",
+        "class SlidingWindowSpec(AttentionSpec):\n" + _declaring_full(True),
+    )
+)
+FULL = Family("full", INTERFACE, ("FullAttentionSpec", "SlidingWindowSpec"))
+
+
+@pytest.mark.parametrize(
+    "first_full, tested, message",
+    [
+        (  # the first family does not know the test
+            True,
+            "MLAAttentionSpec",
+            "isinstance() lists MLAAttentionSpec and leaves out SlidingWindowMLASpec: "
+            "ask `uses_mla_layout`",
+        ),
+        (  # a parent class covers the first family's companion
+            False,
+            "(MLAAttentionSpec, SlidingWindowSpec, FullAttentionSpec)",
+            "isinstance() lists SlidingWindowSpec, FullAttentionSpec: "
+            "ask `uses_full_layout`",
+        ),
+    ],
+)
+def test_a_family_passed_over_leaves_the_next_one_its_say(first_full, tested, message):
+    hierarchy = ClassHierarchy.default().with_module(
+        INTERFACE,
+        read_class_bases(TWO_FAMILY_CLASSES),
+        "kv.py",
+        "scanned tree",
+        read_declared(TWO_FAMILY_CLASSES, {"uses_mla_layout", "uses_full_layout"}),
+    )
+    families = (FULL, *Config().families) if first_full else (*Config().families, FULL)
+    source = (
+        "from vllm.v1.kv_cache_interface import (\n"
+        "    FullAttentionSpec, MLAAttentionSpec, SlidingWindowSpec\n"
+        ")\n\n\n"
+        f"def f(s):\n    return isinstance(s, {tested})\n"
+    )
+    analysis = analyze_source(
+        source, "x.py", Config(families=families), hierarchy, module_name="vllm.other"
+    )
+    assert [(f.code, f.location, f.message) for f in analysis.findings] == [
+        ("VSL008", (7, 12), message)
     ]
 
 

@@ -999,6 +999,60 @@ def test_a_file_read_in_a_later_round_is_found_past_those_read_before(tmp_path):
     )
 
 
+def test_each_file_is_read_once_however_many_rounds_the_pass_takes(tmp_path):
+    """The layer is found in the second round; the builder's file, read in
+    the first, is not read (nor summarized) again."""
+    root = _tree(tmp_path, {"vllm/v1/worker/indexer_cache.py": LAYER})
+    (root / CACHE).unlink()
+    reads: dict[str, int] = {}
+
+    def read(name: str) -> bytes:
+        reads[name] = reads.get(name, 0) + 1
+        return Path(name).read_bytes()
+
+    assert _pass_decides(root, read=read)[OWN_SPEC].startswith("pairing: ")
+    assert set(reads.values()) == {1}
+    assert len(reads) == len(list(root.rglob("*.py")))
+
+
+def test_a_table_of_other_classes_is_not_followed(tmp_path):
+    """Only a table holding a chain class is looked for: a file naming a
+    table of other classes is not read, so its not parsing decides nothing."""
+    layer = LAYER + "\n\nOTHER_LAYERS = (int, str)\n"
+    broken = (
+        "from vllm.model_executor.layers.indexer_cache import OTHER_LAYERS\n"
+        "def half(:\n"
+    )
+    root = _tree(tmp_path, {CACHE: layer, "vllm/models/v4/broken.py": broken})
+    assert _pass_decides(root)[OWN_SPEC].startswith("pairing: ")
+    # The same file naming a table of the chain's backend leaves it undecided.
+    chain_table = LAYER + "\n\nBACKENDS = (IndexerBackend,)\n"
+    named = broken.replace("OTHER_LAYERS", "BACKENDS")
+    root = _tree(tmp_path, {CACHE: chain_table, "vllm/models/v4/broken.py": named})
+    assert _pass_decides(root) == {}
+
+
+def _subclass_chain(depth: int) -> dict[str, str]:
+    """Builders deriving one from the next, each in its own file: the pass
+    finds one more a round."""
+    files, base = {}, "IndexerMetadataBuilder"
+    module = "vllm.v1.attention.backends.indexer"
+    for level in range(1, depth + 1):
+        name = f"Level{level}MetadataBuilder"
+        files[f"vllm/models/levels/level{level}.py"] = (
+            f"from {module} import {base}\n\n\nclass {name}({base}):\n    pass\n"
+        )
+        base, module = name, f"vllm.models.levels.level{level}"
+    return files
+
+
+def test_a_chain_still_growing_after_the_last_round_is_undecided(tmp_path):
+    assert _pass_decides(_tree(tmp_path / "a", _subclass_chain(3)))[
+        OWN_SPEC
+    ].startswith("pairing: ")
+    assert _pass_decides(_tree(tmp_path / "b", _subclass_chain(12))) == {}
+
+
 DEEPER_BASE = (
     "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n\n\n"
     "class DeeperBase:\n"

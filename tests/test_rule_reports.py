@@ -87,6 +87,12 @@ def test_an_exact_type_comparison_rejected_later_says_where():
             "isinstance() check against",
         ),
         ("VSL002", "type(spec) is MLAAttentionSpec", 20, "exact type comparison with"),
+        (
+            "VSL005",
+            'type(spec).__name__ == "MLAAttentionSpec"',
+            29,
+            "class-name test against",
+        ),
     ],
 )
 def test_a_discovered_family_says_why_it_was_proposed(code, check, column, what):
