@@ -1209,6 +1209,30 @@ def test_a_computed_get_builder_cls_is_no_backend_of_the_builder():
     assert _verdict(extra).startswith("pairing: ")
 
 
+def test_the_reason_counts_the_backends_and_names_every_spec_built():
+    extra = {
+        "vllm/v1/attention/backends/fast.py": (
+            "from vllm.v1.attention.backends.indexer import IndexerBackend\n\n\n"
+            "class FastIndexerBackend(IndexerBackend):\n"
+            "    pass\n"
+        ),
+        "vllm/model_executor/layers/full_cache.py": (
+            "from vllm.v1.attention.backends.fast import FastIndexerBackend\n"
+            "from vllm.v1.kv_cache_interface import FullAttentionSpec\n\n\n"
+            "class FullCache:\n"
+            "    def get_attn_backend(self):\n"
+            "        return FastIndexerBackend\n\n"
+            "    def get_kv_cache_spec(self, vllm_config):\n"
+            "        return FullAttentionSpec(block_size=16)\n"
+        ),
+    }
+    assert _verdict(extra) == (
+        "pairing: IndexerMetadataBuilder's spec comes only from layers using "
+        "FastIndexerBackend (+1); those layers build only FullAttentionSpec, "
+        "MLAAttentionSpec; assumes no layer outside this tree uses these backends"
+    )
+
+
 def test_a_backend_no_layer_uses_decides_nothing():
     layer = LAYER.replace("return IndexerBackend", "return OtherBackend")
     assert _verdict({CACHE: layer}) is None

@@ -42,6 +42,9 @@ pytestmark = pytest.mark.fast
         ("A", "(A", Edit("(", (5, 1), (5, 1))),
         ("(A", "A", Edit("", (5, 1), (5, 2))),
         ("Ab", "Xb", Edit("Xb", (5, 1), (5, 3))),
+        # A word cut at the text's first character, in the old text or the new.
+        ("AB", "(B", Edit("(B", (5, 1), (5, 3))),
+        ("(B", "AB", Edit("AB", (5, 1), (5, 3))),
     ],
 )
 def test_a_previews_edit_is_narrow_and_cuts_no_word(old, new, edit):
@@ -104,3 +107,76 @@ def test_a_fix_starting_on_the_line_after_a_changed_block_keeps_its_own_edit():
         Fix("safe", "one", (Edit("10  # ten\nc = 3", (1, 5), (1, 6)),)),
         before_b,
     ]
+
+
+def test_a_block_after_a_fixs_last_line_is_not_its_own():
+    from vllm_spec_lint.edges.previews import _laid_out_fixes
+    from vllm_spec_lint.repair.text import Fix
+
+    text = "a = 1\nx = 0\nb = 2\n"
+    on_a = Fix("safe", "one", (Edit("10", (1, 5), (1, 6)),))
+
+    def formatter(new: str, changed) -> str:  # also changes line 3
+        return new.replace("b = 2\n", "b = 20\n")
+
+    laid = _laid_out_fixes(text, [on_a], formatter)
+    assert laid == [Fix("safe", "one", (Edit("10", (1, 5), (1, 6)),))]
+
+
+def test_a_line_a_fix_inserts_is_laid_out_as_its_own():
+    from vllm_spec_lint.edges.previews import _laid_out_fixes
+    from vllm_spec_lint.repair.text import Fix
+
+    text = "a = 1\nb = 2\n"
+    inserted = Fix("safe", "one", (Edit("c=3\n", (2, 1), (2, 1)),))
+
+    def formatter(new: str, changed) -> str:
+        return new.replace("c=3\n", "c = 3\n")
+
+    laid = _laid_out_fixes(text, [inserted], formatter)
+    assert laid == [Fix("safe", "one", (Edit("c = 3\n", (2, 1), (2, 1)),))]
+
+
+def test_a_preview_is_laid_out_at_the_line_length_set(tmp_path):
+    from vllm_spec_lint.core.findings import Finding
+    from vllm_spec_lint.core.settings import Config
+    from vllm_spec_lint.edges.previews import laid_out
+    from vllm_spec_lint.repair.text import Fix
+
+    path = str(tmp_path / "m.py")
+    source = "ok = isinstance(spec, MLAAttentionSpec)\n"
+    named = Edit("(MLAAttentionSpec, SlidingWindowMLASpec)", (1, 23), (1, 39))
+    finding = Finding(
+        "VSL001", "m", path, (1, 23), (1, 39), Fix("safe", "Add", (named,))
+    )
+    config = Config(fix_formatter="ruff", line_length=40)
+    [laid] = laid_out([finding], {path: source}, config, tmp_path)
+    assert laid.fix.edits == (
+        Edit(
+            "\n    spec,\n    (\n        MLAAttentionSpec,\n"
+            "        SlidingWindowMLASpec,\n    ),\n",
+            (1, 17),
+            (1, 39),
+        ),
+    )
+
+
+def test_a_cached_layout_is_of_the_same_fixes_only(tmp_path):
+    """Another fix on the same text is laid out anew, not answered with the
+    first fix's layout."""
+    from vllm_spec_lint.core.settings import Config
+    from vllm_spec_lint.edges.cache import PreviewCache
+    from vllm_spec_lint.edges.previews import laid_out
+
+    path = str(tmp_path / "m.py")
+    source = "a = 1\nb = 2\n"
+    cache = PreviewCache(tmp_path)
+    config = Config(fix_formatter="ruff")
+    [first] = laid_out(
+        [_finding(path, 1, "x")], {path: source}, config, tmp_path, cache
+    )
+    [second] = laid_out(
+        [_finding(path, 1, "y")], {path: source}, config, tmp_path, cache
+    )
+    assert first.fix.edits == (Edit("x", (1, 1), (1, 2)),)
+    assert second.fix.edits == (Edit("y", (1, 1), (1, 2)),)
