@@ -21,6 +21,7 @@ from vllm_spec_lint.faces.report import (
     format_json,
     format_sarif,
     format_statistics,
+    format_statistics_json,
 )
 from vllm_spec_lint.repair.text import Edit, Fix
 
@@ -185,6 +186,24 @@ def test_show_fixes_skips_files_without_fixes_and_names_known_rules():
 def test_json_is_indented_by_two():
     assert format_json([SPANNING]).startswith('[\n  {\n    "code": "VSL001",\n')
     assert format_json([SPANNING]).endswith("\n]\n")
+
+
+def test_statistics_as_json_count_unsafe_fixes_only_when_asked():
+    """ruff's objects, indented by two; one fixable finding makes the code
+    fixable."""
+    expected = (
+        "[\n"
+        "  {\n"
+        '    "code": "VSL001",\n'
+        '    "name": "isinstance-leaves-out-companion",\n'
+        '    "count": 1,\n'
+        '    "fixable": %s,\n'
+        '    "fixable_count": %d\n'
+        "  }\n"
+        "]\n"
+    )
+    assert format_statistics_json([SPANNING]) == expected % ("false", 0)
+    assert format_statistics_json([SPANNING], unsafe=True) == expected % ("true", 1)
 
 
 def test_nearby_edits_share_a_diff_window_and_later_windows_shift_by_added_rows():
