@@ -637,6 +637,87 @@ def test_a_family_whose_module_was_not_read_is_refused(tree):
     assert {p: p.read_text() for p in tree.rglob("*.py")} == before
 
 
+FULL_FAMILY = (
+    "\n[tool.vllm-spec-lint]\n"
+    'extend-families = [{ module = "vllm.v1.kv_cache_interface", '
+    'members = ["FullAttentionSpec", "SlidingWindowSpec"] }]\n'
+)
+
+
+def test_two_families_of_one_module_each_get_their_property(tree):
+    """The configured family's property goes beside vLLM's in the same
+    file, and the migrated tree runs."""
+    with (tree / "pyproject.toml").open("a") as settings:
+        settings.write(FULL_FAMILY)
+    out = run_cli("codemod", "layout-property", ".", cwd=tree)
+    assert out.returncode == 0, out.stderr
+    assert out.stderr.splitlines()[1:3] == [
+        "declared: vllm/v1/kv_cache_interface.py: uses_mla_layout on KVCacheSpec "
+        "(False), MLAAttentionSpec (True), SlidingWindowMLASpec (True)",
+        "declared: vllm/v1/kv_cache_interface.py: uses_full_layout on KVCacheSpec "
+        "(False), FullAttentionSpec (True), SlidingWindowSpec (True)",
+    ]
+    interface = (tree / "vllm" / "v1" / "kv_cache_interface.py").read_text()
+    assert interface.count("    def uses_mla_layout(self) -> bool:\n") == 3
+    assert interface.count("    def uses_full_layout(self) -> bool:\n") == 3
+    ran = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from vllm.v1.kv_cache_interface import FullAttentionSpec, "
+            "SlidingWindowMLASpec\n"
+            "from vllm.v1.user import is_mla_region\n"
+            "print(is_mla_region(SlidingWindowMLASpec(16, 1, 4)),"
+            " is_mla_region(FullAttentionSpec(16, 1)),"
+            " SlidingWindowMLASpec(16, 1, 4).uses_full_layout)",
+        ],
+        cwd=tree,
+        capture_output=True,
+        text=True,
+    )
+    assert (ran.returncode, ran.stdout, ran.stderr) == (0, "True False True\n", "")
+
+
+def test_a_family_member_its_module_does_not_define_is_refused(tree):
+    with (tree / "pyproject.toml").open("a") as settings:
+        settings.write(FULL_FAMILY.replace("SlidingWindowSpec", "GoneSpec"))
+    before = {p: p.read_text() for p in tree.rglob("*.py")}
+    out = run_cli("codemod", "layout-property", ".", cwd=tree)
+    interface = tree / "vllm" / "v1" / "kv_cache_interface.py"
+    assert (out.returncode, out.stderr) == (
+        2,
+        "error: family FullAttentionSpec: cannot declare uses_full_layout on "
+        "GoneSpec: vllm/v1/kv_cache_interface.py does not define it (read from "
+        f"{interface})\n",
+    )
+    assert {p: p.read_text() for p in tree.rglob("*.py")} == before
+
+
+def test_a_warning_of_the_hierarchy_is_said_once(tree):
+    """A configured class whose base no module read defines."""
+    (tree / "vllm" / "v1" / "plugin_specs.py").write_text(
+        "from elsewhere import Base\n\n\n"
+        "class PluginSpec(Base):\n    pass\n\n\n"
+        "class PluginMLASpec(PluginSpec):\n    pass\n"
+    )
+    with (tree / "pyproject.toml").open("a") as settings:
+        settings.write(
+            "\n[tool.vllm-spec-lint]\n"
+            'extend-families = [{ module = "vllm.v1.plugin_specs", '
+            'members = ["PluginSpec", "PluginMLASpec"] }]\n'
+        )
+    out = run_cli("codemod", "layout-property", "--diff", ".", cwd=tree)
+    warnings = [line for line in out.stderr.splitlines() if line.startswith("warn")]
+    assert warnings == [
+        "warning: family PluginSpec: PluginSpec derives from elsewhere.Base, which "
+        "no module read defines; its bases are unknown, so no test against a "
+        "parent class is taken to exclude it",
+        "warning: family PluginSpec: PluginMLASpec derives from elsewhere.Base, "
+        "which no module read defines; its bases are unknown, so no test against "
+        "a parent class is taken to exclude it",
+    ]
+
+
 def test_only_imports_the_rewrite_left_unused_are_dropped_and_only_they_laid_out(
     tmp_path,
 ):

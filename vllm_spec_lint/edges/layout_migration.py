@@ -78,7 +78,8 @@ def migrate(paths: list[Path], config: Config, *, unsafe: bool) -> Migration:
         unsafe=unsafe,
     )
     migration.checked = len(rewrite.results)
-    migration.warnings += rewrite.warnings
+    # The rewrite reads the hierarchy again: its warnings are said once.
+    migration.warnings += [w for w in rewrite.warnings if w not in migration.warnings]
     migration.failures += [
         f"{r.path}: {r.failure}" for r in rewrite.results if r.failure
     ]
@@ -95,7 +96,7 @@ def migrate(paths: list[Path], config: Config, *, unsafe: bool) -> Migration:
         text = _without_unused(text, before, members, path, config)
         new_files[path] = (original, text, encoding)
     declared_files = []
-    for path, (values, family) in declarations.items():
+    for path, values, family in declarations:
         if path in new_files:
             original, text, encoding = new_files[path]
         else:
@@ -136,26 +137,28 @@ def _shown(path: str) -> str:
 
 def _declarations(
     paths: list[Path], families: list[Family], hierarchy: ClassHierarchy
-) -> dict[str, tuple[dict[str, bool], Family]]:
-    """For each file to declare the property in: {class: its value}, and
-    the family. Every class must be defined in a file under ``paths``."""
+) -> list[tuple[str, dict[str, bool], Family]]:
+    """Each declaration to make: the file, {class: its value} and the family
+    (a file may take several families': their properties differ). Every
+    class must be defined in a file under ``paths``."""
     roots = [p.absolute() for p in paths]
-    found: dict[str, tuple[dict[str, bool], Family]] = {}
+    found: dict[tuple[str, str], tuple[dict[str, bool], Family]] = {}
     for family in families:
         for cls, value in hierarchy.layout_classes(family).items():
             path = _defined_in(cls, hierarchy)
+            refused = f"family {family.name}: cannot declare {family.property_name} "
+            refused += f"on {short(cls)}: {module_path(cls.rpartition('.')[0])}"
             if path is None or not any(_under(Path(path), r) for r in roots):
                 where = f"read from {path}" if path else "its module was not read"
                 raise MigrationError(
-                    f"family {family.name}: cannot declare {family.property_name} "
-                    f"on {short(cls)}: {module_path(cls.rpartition('.')[0])} is not "
-                    f"under the paths given ({where}); run the codemod on the tree "
-                    "that defines the family's classes"
+                    f"{refused} is not under the paths given ({where}); run the "
+                    "codemod on the tree that defines the family's classes"
                 )
-            # One family per file's entry: the families' properties differ.
-            values, _ = found.setdefault(path + "\0" + family.name, ({}, family))
+            if cls not in hierarchy.bases:
+                raise MigrationError(f"{refused} does not define it (read from {path})")
+            values, _ = found.setdefault((path, family.name), ({}, family))
             values[short(cls)] = value
-    return {key.partition("\0")[0]: entry for key, entry in found.items()}
+    return [(path, values, family) for (path, _), (values, family) in found.items()]
 
 
 def _defined_in(cls: str, hierarchy: ClassHierarchy) -> str | None:
