@@ -693,6 +693,27 @@ def test_a_family_member_its_module_does_not_define_is_refused(tree):
     assert {p: p.read_text() for p in tree.rglob("*.py")} == before
 
 
+def test_two_families_answering_with_one_property_are_refused(tree):
+    """A second family with vLLM's anchor would be named uses_mla_layout
+    too: declared for both, the property would answer for neither."""
+    with (tree / "pyproject.toml").open("a") as settings:
+        settings.write(
+            FULL_FAMILY.replace(
+                '"FullAttentionSpec", "SlidingWindowSpec"',
+                '"MLAAttentionSpec", "SlidingWindowSpec"',
+            )
+        )
+    before = {p: p.read_text() for p in tree.rglob("*.py")}
+    out = run_cli("codemod", "layout-property", ".", cwd=tree)
+    assert (out.returncode, out.stderr) == (
+        2,
+        "error: families mla and MLAAttentionSpec would both declare "
+        "uses_mla_layout: give one of them its own name (`layout-property` in "
+        "its extend-families entry)\n",
+    )
+    assert {p: p.read_text() for p in tree.rglob("*.py")} == before
+
+
 def test_a_warning_of_the_hierarchy_is_said_once(tree):
     """A configured class whose base no module read defines."""
     (tree / "vllm" / "v1" / "plugin_specs.py").write_text(

@@ -142,6 +142,16 @@ def _declarations(
     (a file may take several families': their properties differ). Every
     class must be defined in a file under ``paths``."""
     roots = [p.absolute() for p in paths]
+    # One property, one family: declared for two, it would answer for both.
+    named: dict[str, Family] = {}
+    for family in families:
+        first = named.setdefault(family.property_name, family)
+        if first is not family:
+            raise MigrationError(
+                f"families {first.name} and {family.name} would both declare "
+                f"{family.property_name}: give one of them its own name "
+                "(`layout-property` in its extend-families entry)"
+            )
     found: dict[tuple[str, str], tuple[dict[str, bool], Family]] = {}
     for family in families:
         for cls, value in hierarchy.layout_classes(family).items():
