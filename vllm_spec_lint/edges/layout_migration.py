@@ -152,7 +152,7 @@ def _declarations(
                 f"{family.property_name}: give one of them its own name "
                 "(`layout-property` in its extend-families entry)"
             )
-    found: dict[tuple[str, str], tuple[dict[str, bool], Family]] = {}
+    found: dict[tuple[str, Family], dict[str, bool]] = {}
     for family in families:
         for cls, value in hierarchy.layout_classes(family).items():
             path = _defined_in(cls, hierarchy)
@@ -166,9 +166,8 @@ def _declarations(
                 )
             if cls not in hierarchy.bases:
                 raise MigrationError(f"{refused} does not define it (read from {path})")
-            values, _ = found.setdefault((path, family.name), ({}, family))
-            values[short(cls)] = value
-    return [(path, values, family) for (path, _), (values, family) in found.items()]
+            found.setdefault((path, family), {})[short(cls)] = value
+    return [(path, values, family) for (path, family), values in found.items()]
 
 
 def _defined_in(cls: str, hierarchy: ClassHierarchy) -> str | None:
