@@ -1233,6 +1233,61 @@ def test_the_reason_counts_the_backends_and_names_every_spec_built():
     )
 
 
+LAYER_BASE = (
+    "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n\n\n"
+    "class LayerBase:\n"
+    "    def get_kv_cache_spec(self, vllm_config):\n"
+    "        return MLAAttentionSpec(block_size=64)\n"
+)
+LAYER_ON_BASES = (
+    "import torch.nn as nn\n"
+    "from external import ExternalMixin\n"
+    "from vllm.model_executor.layers.layer_base import LayerBase\n"
+    "from vllm.v1.attention.backends.indexer import IndexerBackend\n\n\n"
+    "class IndexerCache({bases}):\n"
+    "    def get_attn_backend(self):\n"
+    "        return IndexerBackend\n"
+)
+
+
+@pytest.mark.parametrize(
+    "bases, decided",
+    [
+        ("LayerBase, ExternalMixin", True),
+        # The mixin's get_kv_cache_spec, if it has one, is the layer's.
+        ("ExternalMixin, LayerBase", False),
+        # torch's Module defines none of vLLM's methods.
+        ("nn.Module, LayerBase", True),
+    ],
+)
+def test_a_class_not_read_before_the_spec_it_builds_leaves_it_unknown(bases, decided):
+    extra = {
+        CACHE: LAYER_ON_BASES.format(bases=bases),
+        "vllm/model_executor/layers/layer_base.py": LAYER_BASE,
+    }
+    reason = _verdict(extra)
+    assert (reason is not None) == decided
+    if decided:
+        assert reason.endswith(
+            "those layers build only MLAAttentionSpec; assumes "
+            "no layer outside this tree uses these backends"
+        )
+
+
+def test_a_class_not_read_before_a_backends_customize_spec_leaves_it_unknown():
+    indexer = INDEXER.replace(
+        "class IndexerBackend(AttentionBackend):",
+        "class IndexerBackend(ExternalMixin, AttentionBackend):",
+    )
+    assert _verdict({SITE: "from external import ExternalMixin\n" + indexer}) is None
+    after = indexer.replace(
+        "(ExternalMixin, AttentionBackend)", "(AttentionBackend, ExternalMixin)"
+    )
+    assert _verdict({SITE: "from external import ExternalMixin\n" + after}).startswith(
+        "pairing: "
+    )
+
+
 def test_a_backend_no_layer_uses_decides_nothing():
     layer = LAYER.replace("return IndexerBackend", "return OtherBackend")
     assert _verdict({CACHE: layer}) is None

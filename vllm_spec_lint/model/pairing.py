@@ -45,9 +45,24 @@ from vllm_spec_lint.model.class_summaries import (
 )
 from vllm_spec_lint.model.hierarchy import ClassHierarchy, short_name
 
+# Bases outside the tree known to define no pairing method: Python's own,
+# and torch's Module, which every vLLM layer derives from.
 _STANDARD_BASES = frozenset(
-    {"builtins.object", "abc.ABC", "typing.Generic", "typing.Protocol"}
+    {
+        "builtins.object",
+        "abc.ABC",
+        "typing.Generic",
+        "typing.Protocol",
+        "torch.nn.Module",
+        "torch.nn.modules.module.Module",
+    }
 )
+# A class not read (a plugin's mixin, a base outside the tree) may define any
+# method. Building the spec or customizing it, it could make a companion
+# without naming a chain class: not read, it leaves the answer unknown. The
+# builder's and the backend's methods need no such care: to return a chain
+# class they must name it, and every file naming one is read.
+_UNREAD_MAY_ANSWER = frozenset({SPEC_METHOD, CUSTOMIZE_METHOD})
 
 
 @dataclass
@@ -102,12 +117,18 @@ class Tree:
     def lookup(self, qualname: str, method: str, chain: Chain | None, after=False):
         """(class defining ``method`` as the MRO finds it from ``qualname``
         (from its bases with ``after``), what its returns can be), or None
-        when no class read defines it. With a ``chain``, the modules of bases
-        not read yet are recorded in ``chain.missing_modules``, to be read."""
+        when no class read defines it. For the spec's methods a class not
+        read that comes first may define it: (that class, None), unknown.
+        With a ``chain``, the modules of bases not read yet are recorded in
+        ``chain.missing_modules``, to be read."""
         order = self._mro(qualname, chain)
         for owner in order[1:] if after else order:
             info = self.classes.get(owner)
-            if info is not None and method in info.returns:
+            if info is None:
+                if method in _UNREAD_MAY_ANSWER and owner not in _STANDARD_BASES:
+                    return owner, None
+                continue
+            if method in info.returns:
                 return owner, self._expand(owner, info.returns[method], method, chain)
         return None
 
