@@ -1237,12 +1237,14 @@ LAYER_BASE = (
     "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n\n\n"
     "class LayerBase:\n"
     "    def get_kv_cache_spec(self, vllm_config):\n"
-    "        return MLAAttentionSpec(block_size=64)\n"
+    "        return MLAAttentionSpec(block_size=64)\n\n\n"
+    "class ReadMixin:\n"
+    "    pass\n"
 )
 LAYER_ON_BASES = (
     "import torch.nn as nn\n"
     "from external import ExternalMixin\n"
-    "from vllm.model_executor.layers.layer_base import LayerBase\n"
+    "from vllm.model_executor.layers.layer_base import LayerBase, ReadMixin\n"
     "from vllm.v1.attention.backends.indexer import IndexerBackend\n\n\n"
     "class IndexerCache({bases}):\n"
     "    def get_attn_backend(self):\n"
@@ -1258,6 +1260,8 @@ LAYER_ON_BASES = (
         ("ExternalMixin, LayerBase", False),
         # torch's Module defines none of vLLM's methods.
         ("nn.Module, LayerBase", True),
+        # A class read that defines nothing is passed over to the next base.
+        ("ReadMixin, LayerBase", True),
     ],
 )
 def test_a_class_not_read_before_the_spec_it_builds_leaves_it_unknown(bases, decided):
@@ -1286,6 +1290,52 @@ def test_a_class_not_read_before_a_backends_customize_spec_leaves_it_unknown():
     assert _verdict({SITE: "from external import ExternalMixin\n" + after}).startswith(
         "pairing: "
     )
+
+
+@pytest.mark.parametrize(
+    "harmless",
+    [
+        "NAME = IndexerBackend.get_name()\n",  # an attribute read, sorted first
+        "BACKENDS = (IndexerBackend,)\nok = backend in BACKENDS\n",
+    ],
+    ids=["attribute", "membership table"],
+)
+def test_a_harmless_use_does_not_hide_an_escape_after_it(harmless):
+    uses = (
+        "from vllm.v1.attention.backends.indexer import IndexerBackend\n\n"
+        + harmless
+        + "register(IndexerBackend)\n"
+    )
+    tree = _summaries({"vllm/models/v4/uses.py": uses})
+    from vllm_spec_lint.model.pairing import chain_of
+
+    assert chain_of(BUILDER, tree).unknown == (
+        "the backend IndexerBackend is used in a way not followed (other)"
+    )
+
+
+def test_a_class_re_exported_by_its_package_is_found_there():
+    from vllm_spec_lint.model.class_summaries import summarize
+    from vllm_spec_lint.model.pairing import Tree
+
+    tree = Tree(
+        [
+            summarize(b"from .builder import Builder\n", "vllm.pkg", True),
+            summarize(b"class Builder:\n    pass\n", "vllm.pkg.builder", False),
+        ]
+    )
+    assert tree.canonical("vllm.pkg.Builder") == "vllm.pkg.builder.Builder"
+    assert tree.canonical("vllm.pkg.builder.Builder") == "vllm.pkg.builder.Builder"
+    assert tree.canonical("vllm.elsewhere.Builder") == "vllm.elsewhere.Builder"
+
+
+def test_a_builders_descendants_are_found_at_every_depth():
+    tree = _summaries(_subclass_chain(2))
+    assert tree.descendants(BUILDER) == {
+        BUILDER,
+        "vllm.models.levels.level1.Level1MetadataBuilder",
+        "vllm.models.levels.level2.Level2MetadataBuilder",
+    }
 
 
 def test_a_backend_no_layer_uses_decides_nothing():
