@@ -221,13 +221,13 @@ SPEC_CLASSES = [
 KNOWN_SPEC = {"annotated", "annotated_with_others", "values", "layout"}
 
 
-def _hierarchy(source: str) -> ClassHierarchy:
+def _hierarchy(source: str, properties=("uses_mla_layout",)) -> ClassHierarchy:
     return ClassHierarchy.default().with_module(
         INTERFACE,
         read_class_bases(source),
         "kv.py",
         "scanned tree",
-        read_declared(source, {"uses_mla_layout"}),
+        read_declared(source, set(properties)),
     )
 
 
@@ -773,8 +773,6 @@ def test_only_imports_the_rewrite_left_unused_are_dropped_and_only_they_laid_out
 
 def _strict_findings(code: str, classes: str = CLASSES) -> list[tuple]:
     """(code, row in ``code``, why strict mode adds it) of each finding."""
-    from vllm_spec_lint.core.analysis import analyze_source
-
     source = classes + textwrap.dedent(code)
     analysis = analyze_source(
         source, "kv.py", Config(strict=True), _hierarchy(source), module_name=INTERFACE
@@ -963,8 +961,6 @@ def test_a_test_the_rewrite_cannot_take_says_why_and_has_no_fix(
 def _analyzed(source: str):
     """``source`` analysed as a module beside vLLM's, whose spec classes
     declare the layout property."""
-    from vllm_spec_lint.core.analysis import analyze_source
-
     return analyze_source(
         source, "x.py", Config(), _hierarchy(CLASSES), module_name="vllm.other"
     )
@@ -1165,13 +1161,8 @@ FULL = Family("full", INTERFACE, ("FullAttentionSpec", "SlidingWindowSpec"))
     ],
 )
 def test_a_family_passed_over_leaves_the_next_one_its_say(first_full, tested, message):
-    hierarchy = ClassHierarchy.default().with_module(
-        INTERFACE,
-        read_class_bases(TWO_FAMILY_CLASSES),
-        "kv.py",
-        "scanned tree",
-        read_declared(TWO_FAMILY_CLASSES, {"uses_mla_layout", "uses_full_layout"}),
-    )
+    properties = ("uses_mla_layout", "uses_full_layout")
+    hierarchy = _hierarchy(TWO_FAMILY_CLASSES, properties)
     families = (FULL, *Config().families) if first_full else (*Config().families, FULL)
     source = (
         "from vllm.v1.kv_cache_interface import (\n"

@@ -1233,18 +1233,12 @@ def test_the_reason_counts_the_backends_and_names_every_spec_built():
     )
 
 
-LAYER_BASE = (
-    "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n\n\n"
-    "class LayerBase:\n"
-    "    def get_kv_cache_spec(self, vllm_config):\n"
-    "        return MLAAttentionSpec(block_size=64)\n\n\n"
-    "class ReadMixin:\n"
-    "    pass\n"
-)
+# DEEPER_BASE's module, with a class that defines nothing beside it.
+LAYER_BASE = DEEPER_BASE + "\n\nclass ReadMixin:\n    pass\n"
 LAYER_ON_BASES = (
     "import torch.nn as nn\n"
     "from external import ExternalMixin\n"
-    "from vllm.model_executor.layers.layer_base import LayerBase, ReadMixin\n"
+    "from vllm.model_executor.layers.deeper_base import DeeperBase, ReadMixin\n"
     "from vllm.v1.attention.backends.indexer import IndexerBackend\n\n\n"
     "class IndexerCache({bases}):\n"
     "    def get_attn_backend(self):\n"
@@ -1255,19 +1249,19 @@ LAYER_ON_BASES = (
 @pytest.mark.parametrize(
     "bases, decided",
     [
-        ("LayerBase, ExternalMixin", True),
+        ("DeeperBase, ExternalMixin", True),
         # The mixin's get_kv_cache_spec, if it has one, is the layer's.
-        ("ExternalMixin, LayerBase", False),
+        ("ExternalMixin, DeeperBase", False),
         # torch's Module defines none of vLLM's methods.
-        ("nn.Module, LayerBase", True),
+        ("nn.Module, DeeperBase", True),
         # A class read that defines nothing is passed over to the next base.
-        ("ReadMixin, LayerBase", True),
+        ("ReadMixin, DeeperBase", True),
     ],
 )
 def test_a_class_not_read_before_the_spec_it_builds_leaves_it_unknown(bases, decided):
     extra = {
         CACHE: LAYER_ON_BASES.format(bases=bases),
-        "vllm/model_executor/layers/layer_base.py": LAYER_BASE,
+        "vllm/model_executor/layers/deeper_base.py": LAYER_BASE,
     }
     reason = _verdict(extra)
     assert (reason is not None) == decided
