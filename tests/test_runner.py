@@ -170,17 +170,26 @@ def test_each_file_is_read_once_when_the_spec_classes_read_it_first(
     assert sorted(opened) == [str(tmp_path / "plain.py"), str(tmp_path / "w.py")]
 
 
-def _record_pool_starts(monkeypatch) -> list[bool]:
-    """Each start of the worker pool, by whether it imports the analysis in
-    this process first."""
-    starts = []
-    real_start = runner._Analyses.start
+def _record_pool_starts(monkeypatch) -> list[tuple[int, bool]]:
+    """Each start of the worker pool: how many workers, and whether this
+    process imported the analysis before forking them."""
+    import concurrent.futures
 
-    def start(self, *, import_here=True):
-        starts.append(import_here)
-        real_start(self, import_here=import_here)
+    starts, imported = [], []
+    real_load = runner._load_analysis
+    real_pool = concurrent.futures.ProcessPoolExecutor
 
-    monkeypatch.setattr(runner._Analyses, "start", start)
+    def load():
+        imported.append(True)  # a worker's own call appends to its own copy
+        real_load()
+
+    def pool(workers, **kwargs):
+        starts.append((workers, bool(imported)))
+        imported.clear()
+        return real_pool(workers, **kwargs)
+
+    monkeypatch.setattr(runner, "_load_analysis", load)
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", pool)
     return starts
 
 
@@ -193,22 +202,46 @@ def test_one_file_is_analysed_without_worker_processes(tmp_path, monkeypatch):
     assert starts == []
 
 
-def test_workers_start_early_only_when_families_are_discovered(tmp_path, monkeypatch):
-    """Discovery reads every file first, so the workers import the analysis
-    meanwhile; otherwise the pool starts at the second file to analyse, after
-    this process imported the analysis for the forked workers to share."""
-    starts = _record_pool_starts(monkeypatch)
+def _two_bad_files(folder: Path) -> list[tuple[str, str, tuple[int, int]]]:
     for name in ("a.py", "b.py"):
-        (tmp_path / name).write_text(BAD)
-    expected = [("a.py", "VSL001", (2, 40)), ("b.py", "VSL001", (2, 40))]
-    plain = run([tmp_path], Config(root=tmp_path), use_cache=False, jobs=2)
-    assert _sites(plain) == expected
-    assert starts == [True]
-    starts.clear()
+        (folder / name).write_text(BAD)
+    return [("a.py", "VSL001", (2, 40)), ("b.py", "VSL001", (2, 40))]
+
+
+def test_a_whole_tree_leaves_one_of_the_jobs_to_backend_pairing(tmp_path, monkeypatch):
+    """This process runs the tree's backend pairing while the workers
+    analyse: one worker fewer. A lone worker imports the analysis itself
+    (this process goes on reading); two or more share this process's."""
+    starts = _record_pool_starts(monkeypatch)
+    expected = _two_bad_files(tmp_path)
+    for jobs in (2, 3):
+        check_run = run([tmp_path], Config(root=tmp_path), use_cache=False, jobs=jobs)
+        assert _sites(check_run) == expected
+    assert starts == [(1, False), (2, True)]
+
+
+def test_files_given_get_every_job(tmp_path, monkeypatch):
+    """Files named (pre-commit's) get no backend pairing: every job analyses,
+    in workers forked after this process imported the analysis."""
+    starts = _record_pool_starts(monkeypatch)
+    expected = _two_bad_files(tmp_path)
+    files = [tmp_path / "a.py", tmp_path / "b.py"]
+    check_run = run(files, Config(root=tmp_path), use_cache=False, jobs=2)
+    assert _sites(check_run) == expected
+    assert starts == [(2, True)]
+
+
+def test_workers_start_early_and_import_when_families_are_discovered(
+    tmp_path, monkeypatch
+):
+    """Discovery reads every file first, so the workers start then and import
+    the analysis meanwhile, each its own."""
+    starts = _record_pool_starts(monkeypatch)
+    expected = _two_bad_files(tmp_path)
     config = Config(root=tmp_path, discover_families=True)
-    discovering = run([tmp_path], config, use_cache=False, jobs=2)
+    discovering = run([tmp_path], config, use_cache=False, jobs=3)
     assert _sites(discovering) == expected
-    assert starts == [False]
+    assert starts == [(2, False)]
 
 
 def _record_pool_sizes(monkeypatch) -> list[int]:

@@ -294,32 +294,40 @@ def _start_worker() -> None:
 class _Analyses:
     """Analyses files as they are read, results in the order they came: in
     this process when there is one file (or ``jobs`` is 1); from a second
-    file on, in a pool of ``jobs`` worker processes started then. The pool
-    may start before the settings are known; ``task`` is set once they are."""
+    file on, in a pool of worker processes started then. The pool may start
+    before the settings are known; ``task`` is set once they are."""
 
     task: Callable[[Path, bytes], FileResult]
 
     def __init__(self, jobs: int):
         self.jobs = jobs
+        # Whether this process has work of its own while the workers run (a
+        # whole tree's backend pairing): one of the ``jobs`` is left to it.
+        self.busy_here = False
         self.pool = None
         # Per file: its bytes (analysed here, later) or a Future.
         self.handles: list[tuple[Path, object]] = []
 
+    @property
+    def workers(self) -> int:
+        return self.jobs - 1 if self.busy_here else self.jobs
+
     def start(self, *, import_here: bool = True) -> None:
-        """Start the worker pool now. ``import_here``: import the analysis in
-        this process first, so that forked workers share it (importing
-        libcst is a fifth of a cold run's CPU); otherwise each worker imports
-        it while this process goes on."""
+        """Start the worker pool now. The analysis (libcst: a fifth of a cold
+        run's CPU) is imported where it is paid once: here, before forking
+        workers that share it, when there are two or more; a lone worker
+        imports it while this process goes on. ``import_here=False``: each
+        worker imports it (they start before this process reads the files)."""
         if self.jobs > 1 and self.pool is None:
             import multiprocessing
             from concurrent.futures import ProcessPoolExecutor
 
             fork = sys.platform.startswith("linux")
-            if fork and import_here:
+            if fork and import_here and self.workers > 1:
                 _load_analysis()
             context = multiprocessing.get_context("fork" if fork else "spawn")
             self.pool = ProcessPoolExecutor(
-                self.jobs, mp_context=context, initializer=_start_worker
+                self.workers, mp_context=context, initializer=_start_worker
             )
             self.pool.submit(int)  # the processes start at the first task
 
@@ -470,6 +478,11 @@ def _run(
         preread[name] = read_source(name)
         return preread[name]
 
+    # Backend pairing reads the whole tree; a run given files (pre-commit's)
+    # sees a few, and keeps reporting as flake8 and the editor do.
+    whole_tree = bool(paths) and all(Path(p).is_dir() for p in paths)
+    # This process runs the pairing meanwhile.
+    analyses.busy_here = whole_tree
     if len(files) > 1 and config.discover_families:
         # Discovery reads every file first: the workers start and import the
         # analysis meanwhile. Not otherwise: a run may parse nothing at all.
@@ -479,9 +492,6 @@ def _run(
     )
     fix, unsafe = mode.fix, mode.unsafe
     start = paths[0] if paths else Path(".")
-    # Backend pairing reads the whole tree; a run given files (pre-commit's)
-    # sees a few, and keeps reporting as flake8 and the editor do.
-    whole_tree = bool(paths) and all(Path(p).is_dir() for p in paths)
     mode = replace(
         mode,
         formatter=_formatter(fix, start, config, warnings),

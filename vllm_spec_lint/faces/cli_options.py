@@ -161,7 +161,7 @@ def _add_selection_options(parser: argparse.ArgumentParser) -> None:
         "--jobs",
         "-j",
         type=_jobs,
-        help="worker processes for parsing (default: all cores)",
+        help="processes analysing at once (default: all cores)",
     )
     parser.add_argument(
         "--no-cache", action="store_true", help="neither read nor write the cache"
