@@ -647,9 +647,10 @@ def _die(path, source):
 
 def test_a_worker_that_dies_is_reported_on_each_file_it_left_and_the_run_ends():
     from vllm_spec_lint.core.findings import parse_error
-    from vllm_spec_lint.edges.runner import FileResult, _Analyses
+    from vllm_spec_lint.edges.runner import FileResult
+    from vllm_spec_lint.edges.workers import Analyses
 
-    analyses = _Analyses(2)
+    analyses = Analyses(2)
     analyses.task = _die
     analyses.add(Path("a.py"), b"x = 1\n")
     analyses.add(Path("b.py"), b"x = 1\n")

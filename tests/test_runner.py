@@ -5,23 +5,21 @@ starts worker processes."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 from tests.conftest import (
     BAD,
     COMPRESSED_PARENT,
     FIXED,
-    REPO,
     SPEC_CLASSES,
     failing_disk,
     fake_black,
     write_family_module,
 )
+from vllm_spec_lint.core.findings import parse_error
 from vllm_spec_lint.core.settings import Config
-from vllm_spec_lint.edges import cache, runner
-from vllm_spec_lint.edges.runner import run
+from vllm_spec_lint.edges import cache, runner, workers
+from vllm_spec_lint.edges.runner import Mode, run
 from vllm_spec_lint.faces import cli
 from vllm_spec_lint.model.hierarchy import ClassHierarchy
 from vllm_spec_lint.repair import formatting
@@ -176,7 +174,7 @@ def _record_pool_starts(monkeypatch) -> list[tuple[int, bool]]:
     import concurrent.futures
 
     starts, imported = [], []
-    real_load = runner._load_analysis
+    real_load = workers._load_analysis
     real_pool = concurrent.futures.ProcessPoolExecutor
 
     def load():
@@ -188,7 +186,7 @@ def _record_pool_starts(monkeypatch) -> list[tuple[int, bool]]:
         imported.clear()
         return real_pool(workers, **kwargs)
 
-    monkeypatch.setattr(runner, "_load_analysis", load)
+    monkeypatch.setattr(workers, "_load_analysis", load)
     monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", pool)
     return starts
 
@@ -247,13 +245,13 @@ def test_workers_start_early_and_import_when_families_are_discovered(
 def _record_pool_sizes(monkeypatch) -> list[int]:
     """The number of worker processes each run is given."""
     sizes = []
-    real_init = runner._Analyses.__init__
+    real_init = workers.Analyses.__init__
 
     def init(self, jobs):
         sizes.append(jobs)
         real_init(self, jobs)
 
-    monkeypatch.setattr(runner._Analyses, "__init__", init)
+    monkeypatch.setattr(workers.Analyses, "__init__", init)
     return sizes
 
 
@@ -422,42 +420,6 @@ def test_a_file_the_formatter_failed_on_keeps_the_findings_of_its_tree(
     ]
 
 
-def test_a_worker_leaves_ctrl_c_to_the_main_process():
-    import signal
-
-    before = signal.getsignal(signal.SIGINT)
-    try:
-        runner._start_worker()
-        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
-    finally:
-        signal.signal(signal.SIGINT, before)
-
-
-def _blocked(path, source):
-    import threading
-
-    threading.Event().wait()  # never set: only stop() ends this worker
-
-
-def test_stopping_ends_the_workers_at_once():
-    analyses = runner._Analyses(2)
-    analyses.task = _blocked
-    for name in ("a.py", "b.py", "c.py", "d.py"):
-        analyses.add(Path(name), b"")
-    pool = analyses.pool
-    workers = list(pool._processes.values())
-    assert len(workers) == 2
-    analyses.stop()
-    from multiprocessing.connection import wait
-
-    for worker in workers:
-        # Ready once the process has ended (stop(), not this wait, ends it);
-        # not is_alive(): the pool's own thread may reap it first, and a
-        # reaped worker's is_alive() says True.
-        assert wait([worker.sentinel], 60) == [worker.sentinel]
-    assert analyses.pool is None
-
-
 def test_a_check_chooses_no_formatter(tmp_path, monkeypatch):
     """Only fixes are laid out: a check over a tree or over standard input
     names no missing formatter (the same settings warn in a fix run)."""
@@ -486,37 +448,6 @@ def test_a_cached_entry_holding_one_wanted_fix_is_fixed_not_served(tmp_path):
     assert _sites(fixed) == [("w.py", "VSL005", (3, 10))]
 
 
-def test_the_pool_starts_once_and_never_for_one_job():
-    alone = runner._Analyses(1)
-    alone.start()
-    assert alone.pool is None
-    pooled = runner._Analyses(2)
-    try:
-        pooled.start()
-        first = pooled.pool
-        pooled.start()
-        assert first is not None and pooled.pool is first
-    finally:
-        pooled.stop()
-
-
-def test_a_pool_started_without_importing_here_leaves_the_analysis_to_workers():
-    """So discovery reads files while the workers import libcst; this
-    process has not imported it (a fresh interpreter: this one has)."""
-    code = (
-        "import sys\n"
-        "from vllm_spec_lint.edges import runner\n"
-        "pool = runner._Analyses(2)\n"
-        "pool.start(import_here=False)\n"
-        "print('libcst' in sys.modules, 'vllm_spec_lint.rules' in sys.modules)\n"
-        "pool.stop()\n"
-    )
-    out = subprocess.run(
-        [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True
-    )
-    assert (out.returncode, out.stdout, out.stderr) == (0, "False False\n", "")
-
-
 def test_a_write_the_system_fails_is_the_files_failure_and_the_run_goes_on(
     tmp_path, monkeypatch
 ):
@@ -536,3 +467,71 @@ def test_a_write_the_system_fails_is_the_files_failure_and_the_run_goes_on(
     assert _sites(fixed) == [("a.py", "VSL001", (2, 40)), ("b.py", "VSL001", (2, 40))]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.py", "b.py"]
     assert (tmp_path / "a.py").read_text() == (tmp_path / "b.py").read_text() == BAD
+
+
+def test_a_checks_two_halves_give_its_whole_analysis(tmp_path):
+    """screen_file settles, without libcst, a file with no candidate or one
+    that does not parse or decode; for the rest, its slice finished by
+    finish_file gives what analyze_file does."""
+    config, hierarchy = Config(root=tmp_path), ClassHierarchy.default()
+    path, source = Path("w.py"), BAD.encode()
+    relevant = runner.screen_file(path, source, config, hierarchy)
+    assert not isinstance(relevant, runner.FileResult)
+    finished = runner.finish_file(path, source, relevant, config, hierarchy)
+    assert finished == runner.analyze_file(path, source, config, hierarchy, Mode())
+    assert [(f.code, f.location) for f in finished.findings] == [("VSL001", (2, 40))]
+    imports_only = b"from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
+    assert runner.screen_file(
+        Path("p.py"), imports_only, config, hierarchy
+    ) == runner.FileResult("p.py", [])
+    [broken] = runner.screen_file(
+        Path("s.py"), b"MLAAttentionSpec(\n", config, hierarchy
+    ).findings
+    assert (broken.code, broken.message) == (
+        "VSL900",
+        "cannot parse: '(' was never closed",
+    )
+    [undecodable] = runner.screen_file(
+        Path("d.py"), b"MLAAttentionSpec = 1\n\xff\n", config, hierarchy
+    ).findings
+    assert undecodable.message.startswith("cannot decode: ")
+
+
+def test_an_odd_file_in_either_half_is_an_internal_error_of_that_file(
+    tmp_path, monkeypatch
+):
+    config, hierarchy = Config(root=tmp_path), ClassHierarchy.default()
+    path, source = Path("w.py"), BAD.encode()
+    relevant = runner.screen_file(path, source, config, hierarchy)
+
+    def odd(*args, **kwargs):
+        raise ValueError("odd")
+
+    expected = runner.FileResult(
+        "w.py", [parse_error("w.py", "internal error, please report: ValueError: odd")]
+    )
+    monkeypatch.setattr(runner, "analyze_slice", odd)
+    assert runner.finish_file(path, source, relevant, config, hierarchy) == expected
+    monkeypatch.setattr(runner, "screen_source", odd)
+    assert runner.screen_file(path, source, config, hierarchy) == expected
+
+
+def test_a_check_gives_the_pool_its_two_halves_and_a_fix_does_not(
+    tmp_path, monkeypatch
+):
+    """The main process screens files it takes back only in a check; the
+    halves it is given analyse with the run's own settings."""
+    given = []
+    monkeypatch.setattr(
+        workers.Analyses, "help", lambda self: given.append((self.screen, self.finish))
+    )
+    (tmp_path / "w.py").write_text(BAD)
+    config = Config(root=tmp_path, select=("VSL002",))
+    assert run([tmp_path], config, use_cache=False, jobs=1).findings == []
+    fix_config = Config(root=tmp_path, fix_formatter="none")
+    run([tmp_path], fix_config, fix=True, unsafe=True, use_cache=False, jobs=1)
+    [(screen, finish), fixing] = given
+    assert fixing == (None, None)
+    path, source = tmp_path / "w.py", BAD.encode()
+    # Selected VSL002 only: the file's VSL001 test is no finding.
+    assert finish(path, source, screen(path, source)).findings == []

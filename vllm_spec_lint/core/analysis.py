@@ -169,11 +169,61 @@ def _analyze_source(
     tree,
     last: LastAnalysis | None,
 ) -> FileAnalysis:
+    hierarchy = hierarchy or ClassHierarchy.default()
+    relevant = _screen(source, path, config, hierarchy, module_name, tree)
+    if isinstance(relevant, FileAnalysis):
+        return relevant
+    key = (relevant.text, path, module_name, config, apply_noqa)
+    if last is not None:
+        reused = last.reuse(key, hierarchy, relevant.rows, source)
+        if reused is not None:
+            return reused
+    analysis = _analyze_slice(
+        relevant, source, path, config, hierarchy, module_name, apply_noqa
+    )
+    if last is not None:
+        last.keep(key, hierarchy, relevant.rows, analysis)
+    return analysis
+
+
+def screen_source(
+    source: str,
+    path: str,
+    config: Config,
+    hierarchy: ClassHierarchy,
+    *,
+    module_name: str | None = None,
+):
+    """The first half of :func:`analyze_source`, without libcst: the file's
+    analysis when CPython's parser and the slicer settle it (no candidate,
+    or a parse error), else the slice (core/slicing.py) that
+    :func:`analyze_slice` finishes."""
+    with _gc_paused():
+        return _screen(source, path, config, hierarchy, module_name, None)
+
+
+def analyze_slice(
+    relevant,
+    source: str,
+    path: str,
+    config: Config,
+    hierarchy: ClassHierarchy,
+    *,
+    module_name: str | None = None,
+) -> FileAnalysis:
+    """The second half of :func:`analyze_source`: the rules over the slice
+    :func:`screen_source` returned for ``source``."""
+    with _gc_paused():
+        return _analyze_slice(
+            relevant, source, path, config, hierarchy, module_name, True
+        )
+
+
+def _screen(source, path, config, hierarchy, module_name, tree):
     import ast
 
     from vllm_spec_lint.core.slicing import Screen, relevant_source
 
-    hierarchy = hierarchy or ClassHierarchy.default()
     # A file that does not parse is always reported, whatever the selection,
     # as ruff reports syntax errors (and as unreadable files are).
     try:
@@ -191,17 +241,7 @@ def _analyze_source(
     if relevant.too_deep is not None:
         error = parse_error(path, "cannot parse: nested too deeply", relevant.too_deep)
         return FileAnalysis([error])
-    key = (relevant.text, path, module_name, config, apply_noqa)
-    if last is not None:
-        reused = last.reuse(key, hierarchy, relevant.rows, source)
-        if reused is not None:
-            return reused
-    analysis = _analyze_slice(
-        relevant, source, path, config, hierarchy, module_name, apply_noqa
-    )
-    if last is not None:
-        last.keep(key, hierarchy, relevant.rows, analysis)
-    return analysis
+    return relevant
 
 
 def _analyze_slice(

@@ -136,10 +136,10 @@ def _umask() -> int:
 
 def pause_point(phase: str, target: Path) -> None:
     """Test-only: with ``VSL_TEST_PAUSE=PHASE:FILE_NAME:MARKER``, handling
-    ``FILE_NAME`` stops at ``PHASE`` (``analyse`` in a worker; ``read``,
-    ``temp-written``, ``replaced`` while writing), creates ``MARKER`` and
-    waits to be killed, so a test stops a run at a known point instead of a
-    moment."""
+    ``FILE_NAME`` stops at ``PHASE`` (``analyse``, in a worker or the main
+    process; ``read``, ``temp-written``, ``replaced`` while writing),
+    creates ``MARKER`` and waits to be killed, so a test stops a run at a
+    known point instead of a moment."""
     spec = os.environ.get("VSL_TEST_PAUSE")
     if not spec:
         return

@@ -5,12 +5,17 @@ from __future__ import annotations
 
 import functools
 import os
-import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from vllm_spec_lint.core.analysis import analyze_source, might_have_findings
+from vllm_spec_lint.core.analysis import (
+    FileAnalysis,
+    analyze_slice,
+    analyze_source,
+    might_have_findings,
+    screen_source,
+)
 from vllm_spec_lint.core.findings import PARSE_ERROR_CODE, Finding, parse_error, wanted
 from vllm_spec_lint.core.last_analysis import LastAnalysis
 from vllm_spec_lint.core.settings import Config
@@ -34,25 +39,12 @@ from vllm_spec_lint.edges.files import (
 )
 from vllm_spec_lint.edges.hierarchy_sources import load_hierarchy
 from vllm_spec_lint.edges.pairing import TreePairing, with_pairing
+from vllm_spec_lint.edges.results import FileResult
 from vllm_spec_lint.edges.spec_classes import with_spec_classes
+from vllm_spec_lint.edges.workers import Analyses
 from vllm_spec_lint.model.hierarchy import ClassHierarchy, read_class_bases, short_name
 from vllm_spec_lint.repair.formatting import FormatterChoice
 from vllm_spec_lint.repair.formatting import choose as choose_formatter
-
-
-@dataclass
-class FileResult:
-    """One file's outcome: its findings (what is left, after fixing), and
-    when fixing changed it, the bytes before and after."""
-
-    path: str
-    findings: list[Finding]
-    original: bytes | None = None
-    fixed_source: bytes | None = None
-    # The code of each finding fixed.
-    fixed: tuple[str, ...] = ()
-    failure: str | None = None
-    suppressed: list[Finding] = field(default_factory=list)
 
 
 @dataclass
@@ -175,8 +167,50 @@ def analyze_file(
     try:
         return _analyze_file(path, source, config, hierarchy, mode, last)
     except Exception as e:  # one odd file must not stop the run
-        message = f"internal error, please report: {type(e).__name__}: {e}"
-        return FileResult(name, [parse_error(name, message)])
+        return _internal_error(name, e)
+
+
+def _internal_error(name: str, error: Exception) -> FileResult:
+    message = f"internal error, please report: {type(error).__name__}: {error}"
+    return FileResult(name, [parse_error(name, message)])
+
+
+def screen_file(
+    path: Path, source: bytes, config: Config, hierarchy: ClassHierarchy
+) -> FileResult | object:
+    """A check's first half of :func:`analyze_file`, without libcst: the
+    file's result, or its slice for :func:`finish_file`."""
+    name = str(path)
+    pause_point("analyse", path)
+    try:
+        text, _ = decode_source(source)
+    except (SyntaxError, UnicodeDecodeError) as e:
+        return FileResult(name, [parse_error(name, f"cannot decode: {e}")])
+    try:
+        screened = screen_source(
+            text, name, config, hierarchy, module_name=module_name_for(path)
+        )
+    except Exception as e:  # one odd file must not stop the run
+        return _internal_error(name, e)
+    if isinstance(screened, FileAnalysis):
+        return FileResult(name, screened.findings, suppressed=screened.suppressed)
+    return screened
+
+
+def finish_file(
+    path: Path, source: bytes, relevant, config: Config, hierarchy: ClassHierarchy
+) -> FileResult:
+    """A check's second half of :func:`analyze_file`: the rules over the
+    slice :func:`screen_file` returned; runs in a worker."""
+    name = str(path)
+    try:
+        text, _ = decode_source(source)
+        analysis = analyze_slice(
+            relevant, text, name, config, hierarchy, module_name=module_name_for(path)
+        )
+    except Exception as e:  # one odd file must not stop the run
+        return _internal_error(name, e)
+    return FileResult(name, analysis.findings, suppressed=analysis.suppressed)
 
 
 def _analyze_file(
@@ -273,107 +307,6 @@ class _FixWriter:
         result.fixed = ()
 
 
-def _load_analysis() -> None:
-    """Import the analysis (libcst): in the main process before forking the
-    workers, or in each worker where they are spawned."""
-    import libcst  # noqa: F401
-
-    import vllm_spec_lint.model.semantic_model  # noqa: F401
-    import vllm_spec_lint.rules  # noqa: F401
-
-
-def _start_worker() -> None:
-    """A worker leaves Ctrl-C to the main process, which stops it (a worker
-    that took it would report it as the file's outcome and go on)."""
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _load_analysis()
-
-
-class _Analyses:
-    """Analyses files as they are read, results in the order they came: in
-    this process when there is one file (or ``jobs`` is 1); from a second
-    file on, in a pool of worker processes started then. The pool may start
-    before the settings are known; ``task`` is set once they are."""
-
-    task: Callable[[Path, bytes], FileResult]
-
-    def __init__(self, jobs: int):
-        self.jobs = jobs
-        # Whether this process has work of its own while the workers run (a
-        # whole tree's backend pairing): one of the ``jobs`` is left to it.
-        self.busy_here = False
-        self.pool = None
-        # Per file: its bytes (analysed here, later) or a Future.
-        self.handles: list[tuple[Path, object]] = []
-
-    @property
-    def workers(self) -> int:
-        return self.jobs - 1 if self.busy_here else self.jobs
-
-    def start(self, *, import_here: bool = True) -> None:
-        """Start the worker pool now. The analysis (libcst: a fifth of a cold
-        run's CPU) is imported where it is paid once: here, before forking
-        workers that share it, when there are two or more; a lone worker
-        imports it while this process goes on. ``import_here=False``: each
-        worker imports it (they start before this process reads the files)."""
-        if self.jobs > 1 and self.pool is None:
-            import multiprocessing
-            from concurrent.futures import ProcessPoolExecutor
-
-            fork = sys.platform.startswith("linux")
-            if fork and import_here and self.workers > 1:
-                _load_analysis()
-            context = multiprocessing.get_context("fork" if fork else "spawn")
-            self.pool = ProcessPoolExecutor(
-                self.workers, mp_context=context, initializer=_start_worker
-            )
-            self.pool.submit(int)  # the processes start at the first task
-
-    def add(self, path: Path, source: bytes) -> None:
-        if self.jobs > 1 and self.pool is None and self.handles:
-            self.start()
-            first_path, first_source = self.handles[0]
-            self.handles[0] = (
-                first_path,
-                self.pool.submit(self.task, first_path, first_source),
-            )
-        if self.pool is not None:
-            self.handles.append((path, self.pool.submit(self.task, path, source)))
-        else:
-            self.handles.append((path, source))
-
-    def results(self) -> Iterator[FileResult]:
-        if self.pool is None:
-            for path, source in self.handles:
-                yield self.task(path, source)
-            return
-        from concurrent.futures.process import BrokenProcessPool
-
-        try:
-            for path, handle in self.handles:
-                try:
-                    yield handle.result()
-                except BrokenProcessPool:
-                    message = "the analysis process died on this file"
-                    yield FileResult(str(path), [parse_error(str(path), message)])
-        except BaseException:
-            self.stop()
-            raise
-        self.pool.shutdown()
-
-    def stop(self) -> None:
-        """Stop at once: queued files are dropped and the workers ended
-        (they write nothing, so nothing is left half-done)."""
-        if self.pool is not None:
-            workers = list((self.pool._processes or {}).values())
-            self.pool.shutdown(wait=False, cancel_futures=True)
-            for worker in workers:
-                worker.terminate()
-            self.pool = None
-
-
 def run_source(
     name: str,
     source: bytes,
@@ -433,7 +366,7 @@ def run(
 ) -> CheckRun:
     """Check (and with ``fix``, fix; with ``write``, write) the Python files
     under ``paths``. Ctrl-C stops it at once: RunInterrupted."""
-    analyses = _Analyses(jobs or os.cpu_count() or 1)
+    analyses = Analyses(jobs or os.cpu_count() or 1)
     writer = _FixWriter()
     try:
         return _run(
@@ -448,7 +381,7 @@ def run(
 def _run(
     paths: list[Path],
     config: Config,
-    analyses: _Analyses,
+    analyses: Analyses,
     writer: _FixWriter,
     mode: Mode,
     progress: Callable[[int, int], None] | None,
@@ -503,6 +436,13 @@ def _run(
     analyses.task = functools.partial(
         analyze_file, config=config, hierarchy=hierarchy, mode=mode
     )
+    if not fix:
+        analyses.screen = functools.partial(
+            screen_file, config=config, hierarchy=hierarchy
+        )
+        analyses.finish = functools.partial(
+            finish_file, config=config, hierarchy=hierarchy
+        )
     analysed: list[tuple[int, str | None]] = []  # (index, cache key)
     pairing = None
     if whole_tree:
@@ -544,6 +484,7 @@ def _run(
                 held_sources[index] = read
     if pairing is not None and analyses.pool is not None:
         pairing.start()  # this process waits for the workers meanwhile
+    analyses.help()
     # A fix that waits for backend pairing holds its file back until then.
     held: list[int] = []
     for (index, key), result in zip(analysed, analyses.results(), strict=True):

@@ -1,0 +1,168 @@
+"""The worker pool (edges/workers.py): when it starts, where the analysis
+is imported, how it stops, and what the main process takes back."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from tests.conftest import REPO
+from vllm_spec_lint.core.findings import parse_error
+from vllm_spec_lint.edges import workers
+from vllm_spec_lint.edges.results import FileResult
+
+
+def test_a_worker_leaves_ctrl_c_to_the_main_process():
+    import signal
+
+    before = signal.getsignal(signal.SIGINT)
+    try:
+        workers._start_worker()
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, before)
+
+
+def _blocked(path, source):
+    import threading
+
+    threading.Event().wait()  # never set: only stop() ends this worker
+
+
+def test_stopping_ends_the_workers_at_once():
+    analyses = workers.Analyses(2)
+    analyses.task = _blocked
+    for name in ("a.py", "b.py", "c.py", "d.py"):
+        analyses.add(Path(name), b"")
+    pool = analyses.pool
+    processes = list(pool._processes.values())
+    assert len(processes) == 2
+    analyses.stop()
+    from multiprocessing.connection import wait
+
+    for worker in processes:
+        # Ready once the process has ended (stop(), not this wait, ends it);
+        # not is_alive(): the pool's own thread may reap it first, and a
+        # reaped worker's is_alive() says True.
+        assert wait([worker.sentinel], 60) == [worker.sentinel]
+    assert analyses.pool is None
+
+
+def test_the_pool_starts_once_and_never_for_one_job():
+    alone = workers.Analyses(1)
+    alone.start()
+    assert alone.pool is None
+    pooled = workers.Analyses(2)
+    try:
+        pooled.start()
+        first = pooled.pool
+        pooled.start()
+        assert first is not None and pooled.pool is first
+    finally:
+        pooled.stop()
+
+
+def test_a_pool_started_without_importing_here_leaves_the_analysis_to_workers():
+    """So discovery reads files while the workers import libcst; this
+    process has not imported it (a fresh interpreter: this one has)."""
+    code = (
+        "import sys\n"
+        "from vllm_spec_lint.edges import workers\n"
+        "pool = workers.Analyses(2)\n"
+        "pool.start(import_here=False)\n"
+        "print('libcst' in sys.modules, 'vllm_spec_lint.rules' in sys.modules)\n"
+        "pool.stop()\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True
+    )
+    assert (out.returncode, out.stdout, out.stderr) == (0, "False False\n", "")
+
+
+# -- what the main process takes back ------------------------------------------
+# The pool's callables run in a forked worker: module-level functions. Files
+# tell them apart by their bytes; each result says where it was made.
+
+
+def _in_a_worker(path, source):
+    """The whole analysis, in a worker: the first file holds it until the
+    test says go (the names of both markers are the file's bytes)."""
+    if source.startswith(b"hold:"):
+        started, go = source.decode().split(":")[1:]
+        Path(started).touch()
+        while not Path(go).exists():
+            time.sleep(0.01)  # waiting for an event; no result depends on it
+    return FileResult(str(path), [parse_error(str(path), "analysed in a worker")])
+
+
+def _screened(path, source):
+    if source == b"candidates":
+        return f"slice of {path}"
+    return FileResult(str(path), [parse_error(str(path), "screened here")])
+
+
+def _finished(path, source, relevant):
+    message = f"finished in a worker from the {relevant}"
+    return FileResult(str(path), [parse_error(str(path), message)])
+
+
+def _said(results) -> list[tuple[str, str]]:
+    return [(r.path, r.findings[0].message) for r in results]
+
+
+def test_the_main_process_takes_back_the_files_no_worker_started(tmp_path):
+    """A worker is held on the first file; the main process, its own work
+    done, screens files from the last back to the first one a worker has
+    (two at most are queued for it besides), hands a file with candidates
+    back as a slice, and the results come in the order of the files."""
+    started, go = tmp_path / "started", tmp_path / "go"
+    analyses = workers.Analyses(2)
+    analyses.busy_here = True
+    analyses.task, analyses.screen, analyses.finish = (
+        _in_a_worker, _screened, _finished,
+    )  # fmt: skip
+    names = [f"{letter}.py" for letter in "abcdefgh"]
+    analyses.add(Path("a.py"), f"hold:{started}:{go}".encode())
+    for name in names[1:-1]:
+        analyses.add(Path(name), b"no candidates")
+    analyses.add(Path("h.py"), b"candidates")
+    try:
+        while not started.exists():
+            time.sleep(0.01)  # waiting for an event; no result depends on it
+        assert analyses.workers == 1
+        analyses.help()
+        go.touch()
+        said = _said(analyses.results())
+    finally:
+        analyses.stop()
+    assert [path for path, _ in said] == names
+    assert said[0] == ("a.py", "analysed in a worker")
+    assert said[-1] == ("h.py", "finished in a worker from the slice of h.py")
+    places = [message for _, message in said[1:-1]]
+    # Taken back from the end: "screened here" from some file on to the
+    # last; the worker's queue holds two files at most besides the first.
+    taken = places.count("screened here")
+    assert taken >= len(places) - 2
+    assert (
+        places
+        == ["analysed in a worker"] * (len(places) - taken) + ["screened here"] * taken
+    )
+
+
+def test_nothing_is_taken_back_without_work_of_its_own_or_in_a_fix(tmp_path):
+    """Files named (no pairing here): every job is a worker's. A fix has no
+    screen: its files are fixed whole in the workers."""
+    for busy, screen in ((False, _screened), (True, None)):
+        analyses = workers.Analyses(2)
+        analyses.busy_here = busy
+        analyses.task, analyses.screen, analyses.finish = (
+            _in_a_worker, screen, _finished,
+        )  # fmt: skip
+        for name in ("a.py", "b.py", "c.py"):
+            analyses.add(Path(name), b"no candidates")
+        analyses.help()
+        assert _said(analyses.results()) == [
+            (name, "analysed in a worker") for name in ("a.py", "b.py", "c.py")
+        ]

@@ -1,0 +1,136 @@
+"""The worker processes of a run: files are analysed as they are read, in
+a pool started at the second file to analyse, while the main process reads
+on (and, over a whole tree, runs the backend pairing); then the main process
+takes back what no worker has started yet."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from vllm_spec_lint.core.findings import parse_error
+from vllm_spec_lint.edges.results import FileResult
+
+
+def _load_analysis() -> None:
+    """Import the analysis (libcst): in the main process before forking the
+    workers, or in each worker where they are spawned."""
+    import libcst  # noqa: F401
+
+    import vllm_spec_lint.model.semantic_model  # noqa: F401
+    import vllm_spec_lint.rules  # noqa: F401
+
+
+def _start_worker() -> None:
+    """A worker leaves Ctrl-C to the main process, which stops it (a worker
+    that took it would report it as the file's outcome and go on)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _load_analysis()
+
+
+class Analyses:
+    """Analyses files as they are read, results in the order they came: in
+    this process when there is one file (or ``jobs`` is 1); from a second
+    file on, in a pool of worker processes started then. The pool may start
+    before the settings are known; ``task`` is set once they are, and in a
+    check (not a fix) ``screen`` and ``finish``, its two halves: the file's
+    result or its slice, without libcst; the result from the slice."""
+
+    task: Callable[[Path, bytes], FileResult]
+    screen: Callable[[Path, bytes], object] | None = None
+    finish: Callable[[Path, bytes, object], FileResult] | None = None
+
+    def __init__(self, jobs: int):
+        self.jobs = jobs
+        # Whether this process has work of its own while the workers run (a
+        # whole tree's backend pairing): one of the ``jobs`` is left to it.
+        self.busy_here = False
+        self.pool = None
+        # Per file: its path, its bytes, and its outcome so far: None (to be
+        # analysed here), a Future, or a FileResult.
+        self.handles: list[list] = []
+
+    @property
+    def workers(self) -> int:
+        return self.jobs - 1 if self.busy_here else self.jobs
+
+    def start(self, *, import_here: bool = True) -> None:
+        """Start the worker pool now. The analysis (libcst: a fifth of a cold
+        run's CPU) is imported where it is paid once: here, before forking
+        workers that share it, when there are two or more; a lone worker
+        imports it while this process goes on. ``import_here=False``: each
+        worker imports it (they start before this process reads the files)."""
+        if self.jobs > 1 and self.pool is None:
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+
+            fork = sys.platform.startswith("linux")
+            if fork and import_here and self.workers > 1:
+                _load_analysis()
+            context = multiprocessing.get_context("fork" if fork else "spawn")
+            self.pool = ProcessPoolExecutor(
+                self.workers, mp_context=context, initializer=_start_worker
+            )
+            self.pool.submit(int)  # the processes start at the first task
+
+    def add(self, path: Path, source: bytes) -> None:
+        if self.jobs > 1 and self.pool is None and self.handles:
+            self.start()
+            first = self.handles[0]
+            first[2] = self.pool.submit(self.task, first[0], first[1])
+        future = None
+        if self.pool is not None:
+            future = self.pool.submit(self.task, path, source)
+        self.handles.append([path, source, future])
+
+    def help(self) -> None:
+        """Once this process's own work is done, take back the files no
+        worker has started, last first, and screen them here (CPython's
+        parser and the slicer; libcst is not imported here): a file without
+        candidates is done, the others go back to the workers as slices. The
+        workers go on from the first file: they meet where the work ends."""
+        if self.pool is None or self.screen is None or not self.busy_here:
+            return
+        for handle in reversed(self.handles):
+            path, source, future = handle
+            if not future.cancel():
+                return  # a worker has it, and every file before it
+            screened = self.screen(path, source)
+            if not isinstance(screened, FileResult):
+                screened = self.pool.submit(self.finish, path, source, screened)
+            handle[2] = screened
+
+    def results(self) -> Iterator[FileResult]:
+        if self.pool is None:
+            for path, source, _ in self.handles:
+                yield self.task(path, source)
+            return
+        from concurrent.futures.process import BrokenProcessPool
+
+        try:
+            for path, _, outcome in self.handles:
+                if isinstance(outcome, FileResult):
+                    yield outcome
+                    continue
+                try:
+                    yield outcome.result()
+                except BrokenProcessPool:
+                    message = "the analysis process died on this file"
+                    yield FileResult(str(path), [parse_error(str(path), message)])
+        except BaseException:
+            self.stop()
+            raise
+        self.pool.shutdown()
+
+    def stop(self) -> None:
+        """Stop at once: queued files are dropped and the workers ended
+        (they write nothing, so nothing is left half-done)."""
+        if self.pool is not None:
+            workers = list((self.pool._processes or {}).values())
+            self.pool.shutdown(wait=False, cancel_futures=True)
+            for worker in workers:
+                worker.terminate()
+            self.pool = None
