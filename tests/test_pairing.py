@@ -475,6 +475,30 @@ def test_a_tree_check_caches_a_builders_file_like_any_other(tmp_path, monkeypatc
     assert [f.location for f in first.findings] == [(21, 47), (24, 35), (25, 11)]
 
 
+def test_a_tree_check_reads_each_file_once_for_the_analysis_and_the_pass(
+    tmp_path, monkeypatch
+):
+    """The pass takes the bytes the run read to screen the files."""
+    import os
+
+    from vllm_spec_lint.core.settings import Config
+    from vllm_spec_lint.edges import runner
+
+    root = _tree(tmp_path)
+    opened = []
+    real_open = os.open
+
+    def open_and_count(path, *args, **kwargs):
+        if str(path).endswith(".py"):
+            opened.append(Path(path).resolve())
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", open_and_count)
+    check_run = runner.run([root], Config(root=root), use_cache=False, jobs=1)
+    assert [f.suppressed_by[:9] for f in check_run.suppressed] == ["pairing: "]
+    assert sorted(opened) == sorted(p.resolve() for p in root.rglob("*.py"))
+
+
 # -- the reading itself, on the same trees (model/pairing.py, no I/O) ------------
 
 BUILDER = "vllm.v1.attention.backends.indexer.IndexerMetadataBuilder"

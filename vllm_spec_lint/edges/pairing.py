@@ -252,6 +252,8 @@ class TreePairing:
         self.spec_modules = frozenset(spec_modules)
         self.cache = cache
         self.guessed: list[str] = []
+        # Files the run read already, for the pass (not read again).
+        self.read_already: dict[str, bytes] = {}
         self._pairing: Pairing | None = None
         self._key: str | None = None
         self._entry: dict | None = None
@@ -262,6 +264,10 @@ class TreePairing:
             self.guessed += guess_builders(
                 module, source, self.anchors, self.companions
             )
+
+    def keep(self, name: str, source: bytes) -> None:
+        """Bytes the run read: the pass takes them from here."""
+        self.read_already[name] = source
 
     def start(self) -> None:
         if self.guessed and self._cached() is None:
@@ -282,8 +288,12 @@ class TreePairing:
 
     def _pass(self) -> Pairing:
         if self._pairing is None:
-            self._pairing = Pairing(self.files, self.hierarchy)
+            self._pairing = Pairing(self.files, self.hierarchy, self._read)
         return self._pairing
+
+    def _read(self, name: str) -> bytes:
+        source = self.read_already.pop(name, None)
+        return read_source(name) if source is None else source
 
     def _cached(self) -> dict | None:
         if self.cache is not None and self._key is None:

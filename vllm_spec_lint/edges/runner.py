@@ -90,9 +90,10 @@ def _read(
     hierarchy: ClassHierarchy,
     clean: CleanFiles | None,
     source: bytes | None = None,
+    keep: Callable[[str, bytes], None] | None = None,
 ) -> FileResult | bytes:
     """The file's bytes (``source`` when read already) when it needs
-    analysing, else its result already."""
+    analysing, else its result already; ``keep`` is given the bytes read."""
     info = None
     if clean is not None:
         try:
@@ -106,6 +107,8 @@ def _read(
     except OSError as e:
         reason = e.strerror or str(e)
         return FileResult(name, [parse_error(name, f"cannot read: {reason}")])
+    if keep is not None:
+        keep(name, source)
     screened = _screen(name, source, config, hierarchy)
     if isinstance(screened, FileResult) and not screened.findings:
         if info is not None:
@@ -464,7 +467,10 @@ def _run(
             progress(done, len(files))
 
     for index, name in enumerate(files):
-        read = _read(name, config, hierarchy, clean, preread.pop(name, None))
+        read = _read(
+            name, config, hierarchy, clean, preread.pop(name, None),
+            pairing.keep if pairing is not None else None,
+        )  # fmt: skip
         key = None
         if isinstance(read, bytes) and cache is not None:
             key = cache.key(name, module_name_for(name), read)
