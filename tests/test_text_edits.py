@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from vllm_spec_lint.model.lines import ends_and_starts, split_lines
 from vllm_spec_lint.repair.text import Edit, Fix, apply_fixes, line_starts
 
 
@@ -157,3 +158,17 @@ def test_a_fix_of_several_edits_is_skipped_whole_when_one_of_them_overlaps():
 )
 def test_line_starts_split_lines_as_python_does(text, starts):
     assert line_starts(text) == starts
+
+
+@pytest.mark.parametrize(
+    ("text", "lines", "ends", "starts"),
+    [
+        ("a\nbc\n", ["a", "bc", ""], ["\n", "\n", ""], [0, 2, 5]),
+        ("a\fb\n", ["a\fb", ""], ["\n", ""], [0, 4]),  # a form feed ends no line
+        ("a\r\nb\rc\nd", ["a", "b", "c", "d"], ["\r\n", "\r", "\n", ""], [0, 3, 5, 7]),
+        ("", [""], [""], [0]),
+    ],
+)
+def test_lines_their_ends_and_starts_are_pythons(text, lines, ends, starts):
+    assert split_lines(text) == lines
+    assert ends_and_starts(text, lines) == (ends, starts)
