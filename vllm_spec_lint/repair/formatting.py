@@ -262,6 +262,11 @@ def only_within(before: str, after: str, rows: list[tuple[int, int]]) -> str:
     return "".join(kept)
 
 
+# Up to this many changed places in a file, ruff formats each alone; above
+# it, one call for them all is tried first (RangeFormatter._ruff).
+RUFF_CALLS_PER_FILE = 16
+
+
 class RangeFormatter:
     """Formats the spans of a file's text a fix changed, and nothing else.
 
@@ -292,13 +297,13 @@ class RangeFormatter:
         return only_within(text, formatted, rows)
 
     def _ruff(self, text, starts, merged, rows) -> str:
-        """ruff takes one range a call, and each call parses the whole file
-        (and starts a process). Two changed places or more: one call for the
-        range from the first to the last, kept when ruff changed nothing but
-        the changed statements (the rest of the file is ruff-formatted
-        already: the same result as a call per place); otherwise one call
-        each, last first, so that earlier offsets stay valid."""
-        if len(merged) > 1:
+        """ruff takes one range a call, and each call parses the whole file.
+        Many changed places: one call for the range from the first to the
+        last, kept when ruff changed nothing but the changed statements
+        (the rest of the file is ruff-formatted already: the same result as
+        a call per place); otherwise, and for a few places, one call each,
+        last first, so that earlier offsets stay valid."""
+        if len(merged) > RUFF_CALLS_PER_FILE:
             (r1, c1), (r2, c2) = (
                 _row_col(starts, merged[0][0]),
                 _row_col(starts, merged[-1][1]),
