@@ -253,20 +253,78 @@ def _class(rows: int) -> str:
         # rows run to the next statement, not to the end of the file.
         ("x = 0\n" * 150 + _class(5) + "y = 0\n" * 150, 150, "class"),
         # The last statement runs to the end of the file.
-        ("x = 0\n" + _class(100), 1, "class"),
-        ("x = 0\n" + _class(101), 1, "method"),
-        ("x = 0\n" + _class(100) + "y = 0\n", 1, "class"),
-        ("x = 0\n" + _class(101) + "y = 0\n", 1, "method"),
+        ("x = 0\n" + _class(20), 1, "class"),
+        ("x = 0\n" + _class(21), 1, "method"),
+        ("x = 0\n" + _class(20) + "y = 0\n", 1, "class"),
+        ("x = 0\n" + _class(21) + "y = 0\n", 1, "method"),
     ],
-    ids=["short-between", "last-100", "last-101", "100-then-more", "101-then-more"],
+    ids=["short-between", "last-20", "last-21", "20-then-more", "21-then-more"],
 )
 def test_a_statement_longer_than_nested_from_rows_is_entered(text, top, generated):
     """Up to NESTED_FROM_ROWS rows a statement's code is generated whole;
     a finding in a longer class has only its method generated."""
-    assert positions.NESTED_FROM_ROWS == 100
+    assert positions.NESTED_FROM_ROWS == 20
     assert _generated_for(text, top) == generated
 
 
 def test_a_node_in_a_method_of_a_long_class_has_only_its_statement_generated():
     text = "x = 0\n" + _class(101)
     assert _generated_for(text, 1, inner=True) == "statement"
+
+
+_FILLER = "".join(f"    a{i} = {i}\n" for i in range(30))
+# A long function holding every kind of indented block; the statement in
+# each is `hit = MLAAttentionSpec`.
+_BLOCKS = (
+    "def f(spec):\n"
+    "    if spec:\n        hit = MLAAttentionSpec\n"
+    "    elif other:\n        hit = MLAAttentionSpec\n"
+    "    else:\n        hit = MLAAttentionSpec\n"
+    "    for x in y:\n        hit = MLAAttentionSpec\n"
+    "    else:\n        hit = MLAAttentionSpec\n"
+    "    while x:\n        hit = MLAAttentionSpec\n"
+    "    with open(p) as f:\n        hit = MLAAttentionSpec\n"
+    "    try:\n        hit = MLAAttentionSpec\n"
+    "    except ValueError:\n        hit = MLAAttentionSpec\n"
+    "    else:\n        hit = MLAAttentionSpec\n"
+    "    finally:\n        hit = MLAAttentionSpec\n"
+    "    match spec:\n        case MLAAttentionSpec():\n"
+    "            hit = MLAAttentionSpec\n"
+    "    if a:\n        if b:\n            hit = MLAAttentionSpec\n" + _FILLER
+)
+
+
+def test_a_node_in_any_block_of_a_long_function_has_only_its_statement_generated():
+    """Down through every kind of indented block, at its indentation: each
+    name is placed as libcst places it, generating only its own line."""
+    module = cst.parse_module(_BLOCKS)
+    expected = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    hits = [
+        node
+        for node in walk(module)
+        if isinstance(node, cst.SimpleStatementLine)
+        and module.code_for_node(node).strip() == "hit = MLAAttentionSpec"
+    ]
+    assert len(hits) == 13
+    for hit in hits:
+        found = StatementPositions(module, parent_map(module), _BLOCKS)
+        name = hit.body[0].value
+        assert found[name] == expected[name]
+        assert list(found._statements) == [hit]
+
+
+def test_a_node_in_a_header_has_its_compound_statement_generated():
+    """A name in an `if`'s or an `elif`'s test, or a case's pattern, is placed
+    by generating the statement around it (an `elif` alone reads `if`)."""
+    module = cst.parse_module(_BLOCKS)
+    expected = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    function = module.body[0]
+    first_if, match = function.body.body[0], function.body.body[5]
+    for name, generated in (
+        (first_if.test, first_if),
+        (first_if.orelse.test, first_if),
+        (match.cases[0].pattern.cls, match),
+    ):
+        found = StatementPositions(module, parent_map(module), _BLOCKS)
+        assert found[name] == expected[name]
+        assert list(found._statements) == [generated]

@@ -4,10 +4,13 @@ libcst's PositionProvider generates the code of the whole module to find
 every node's position; the rules need the positions of a few nodes in a few
 statements. Here a statement's positions come from generating that statement
 alone (through the same provider's code generation), shifted by the row
-CPython's parser gives for the statement. In a long class or function, the
-statement is the one of its body that holds the node (its columns kept by
-the indentation of the blocks around it): a finding in one method does not
-generate the code of the whole class.
+CPython's parser gives for the statement. In a long statement, it is the
+innermost statement holding the node that is generated: down through the
+indented blocks of classes, functions and compound statements (``if``,
+``elif`` and ``else``, loops, ``with``, ``try`` and its handlers, match
+cases), its columns kept by the indentation of the blocks around it. A
+finding in one method does not generate the code of the whole class, nor
+one in an ``if`` the whole function.
 """
 
 from __future__ import annotations
@@ -19,10 +22,10 @@ from libcst.metadata import CodePosition, CodeRange, PositionProvider
 from libcst.metadata.position_provider import PositionProvidingCodegenState
 
 # A top-level statement longer than this (in rows) is not generated whole
-# for a node in its body: CPython's parser places the statement of the body
-# that holds it, at a tenth of the cost per row of generating the code.
-NESTED_FROM_ROWS = 100
-_DEFINITIONS = (cst.ClassDef, cst.FunctionDef)
+# for a node in its blocks: CPython's parser places the statement of the
+# block that holds it, at a tenth of the cost per row of generating the code
+# (and a parse of the slice, for the first such node of a file).
+NESTED_FROM_ROWS = 20
 
 
 class StatementPositions:
@@ -68,19 +71,18 @@ class StatementPositions:
         row = self._first_row(statement)
         if self._rows_to_next(statement, row) <= NESTED_FROM_ROWS:
             return statement, (), row
-        # Down through class and function bodies: (libcst, ast) statements.
+        # Down through the indented blocks on the chain (of definitions and
+        # compound statements): (libcst, ast) statements.
         outer, indents = self._ast_statement(statement), []
         depth = 0
-        while (
-            isinstance(statement, _DEFINITIONS)
-            and isinstance(statement.body, cst.IndentedBlock)
-            and depth + 2 < len(chain)
-            and chain[depth + 1] is statement.body
-        ):
-            block, inner = statement.body, chain[depth + 2]
-            outer = outer.body[_ast_index(block.body, inner)]
+        while (below := _block_below(chain, depth, outer)) is not None:
+            at, body, case_indent = below
+            block, inner = chain[at], chain[at + 1]
+            outer = body[_ast_index(block.body, inner)]
+            if case_indent is not None:
+                indents.append(case_indent or self._module.default_indent)
             indents.append(block.indent or self._module.default_indent)
-            statement, depth = inner, depth + 2
+            statement, depth = inner, at + 1
         return statement, tuple(indents), outer.lineno if depth else row
 
     def _statement_positions(self, statement, indents, row) -> tuple[dict, int]:
@@ -118,6 +120,41 @@ class StatementPositions:
                 index += _ast_count(top)
             self._first_rows = rows
         return self._first_rows[statement]
+
+
+def _block_below(chain: list, depth: int, tree: ast.stmt):
+    """Where ``chain`` goes on below its statement at ``depth`` (``tree`` is
+    CPython's): the chain index of the indented block it enters, the block's
+    statements as CPython's parser gives them, and for a match case the
+    indentation of the match's cases (else None). None when the chain stays
+    in the statement's own lines (its header, decorators, a one-line body),
+    an ``elif``'s header among them (generated alone, it would read ``if``)."""
+    statement = chain[depth]
+    at = depth + 1
+    if at + 1 >= len(chain):
+        return None
+    below = chain[at]
+    case_indent = None
+    if below is getattr(statement, "body", None):
+        body = tree.body
+    elif isinstance(below, cst.If):  # elif: its block, at the same indentation
+        return _block_below(chain, at, tree.orelse[0])
+    elif isinstance(below, (cst.Else, cst.Finally)):
+        body = tree.finalbody if isinstance(below, cst.Finally) else tree.orelse
+        at += 1
+    elif isinstance(below, (cst.ExceptHandler, cst.ExceptStarHandler, cst.MatchCase)):
+        siblings = getattr(statement, "handlers", None) or statement.cases
+        index = next(i for i, s in enumerate(siblings) if s is below)
+        body = (getattr(tree, "handlers", None) or tree.cases)[index].body
+        if isinstance(below, cst.MatchCase):  # the cases are a block of theirs
+            case_indent = statement.indent or ""
+        at += 1
+    else:
+        return None
+    block = chain[at] if at < len(chain) else None
+    if not isinstance(block, cst.IndentedBlock) or at + 1 >= len(chain):
+        return None
+    return at, body, case_indent
 
 
 def _ast_count(statement: cst.CSTNode) -> int:
