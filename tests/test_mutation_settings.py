@@ -51,3 +51,26 @@ def test_only_option_declarations_are_kept_from_mutation():
         for path in PACKAGE.rglob("*.py")
         if path.name != "cli_options.py" and "pragma: no mutate" in path.read_text()
     ]
+
+
+def test_every_test_left_out_of_mutation_runs_exists():
+    """A test moved to another module must be left out under its new name
+    (a stale ``--deselect`` leaves nothing out, and mutmut's first run of the
+    suite fails on it)."""
+    arguments = _setting("pytest_add_cli_args")
+    left_out = [
+        a.split("=", 1)[1]
+        for a in arguments
+        if a.startswith(("--deselect=", "--ignore="))
+    ]
+    assert left_out
+    for target in left_out:
+        path, _, test = target.partition("::")
+        assert (REPO / path).is_file(), target
+        if test:
+            defined = {
+                node.name
+                for node in ast.parse((REPO / path).read_text()).body
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            }
+            assert test in defined, target
