@@ -166,3 +166,38 @@ def test_nothing_is_taken_back_without_work_of_its_own_or_in_a_fix(tmp_path):
         assert _said(analyses.results()) == [
             (name, "analysed in a worker") for name in ("a.py", "b.py", "c.py")
         ]
+
+
+def test_a_pool_broken_before_a_slice_is_handed_back_reports_that_file(
+    tmp_path, monkeypatch
+):
+    """The workers die after the main process took a file with candidates
+    back: its slice cannot be handed back, and the file says why; the run
+    goes on."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    started, go = tmp_path / "started", tmp_path / "go"
+    analyses = workers.Analyses(2)
+    analyses.busy_here = True
+    analyses.task, analyses.screen, analyses.finish = (
+        _in_a_worker, _screened, _finished,
+    )  # fmt: skip
+    analyses.add(Path("a.py"), f"hold:{started}:{go}".encode())
+    for name in ("b.py", "c.py", "d.py"):
+        analyses.add(Path(name), b"no candidates")
+    analyses.add(Path("e.py"), b"candidates")
+
+    def broken(*args, **kwargs):
+        raise BrokenProcessPool("gone")
+
+    try:
+        while not started.exists():
+            time.sleep(0.01)  # waiting for an event; no result depends on it
+        monkeypatch.setattr(analyses.pool, "submit", broken)
+        analyses.help()
+        go.touch()
+        said = _said(analyses.results())
+    finally:
+        analyses.stop()
+    assert said[0] == ("a.py", "analysed in a worker")
+    assert said[-1] == ("e.py", "the analysis process died on this file")

@@ -94,13 +94,18 @@ class Analyses:
         workers go on from the first file: they meet where the work ends."""
         if self.pool is None or self.screen is None or not self.busy_here:
             return
+        from concurrent.futures.process import BrokenProcessPool
+
         for handle in reversed(self.handles):
             path, source, future = handle
             if not future.cancel():
                 return  # a worker has it, and every file before it
             screened = self.screen(path, source)
             if not isinstance(screened, FileResult):
-                screened = self.pool.submit(self.finish, path, source, screened)
+                try:
+                    screened = self.pool.submit(self.finish, path, source, screened)
+                except BrokenProcessPool:  # a worker died since
+                    screened = _died(path)
             handle[2] = screened
 
     def results(self) -> Iterator[FileResult]:
@@ -118,8 +123,7 @@ class Analyses:
                 try:
                     yield outcome.result()
                 except BrokenProcessPool:
-                    message = "the analysis process died on this file"
-                    yield FileResult(str(path), [parse_error(str(path), message)])
+                    yield _died(path)
         except BaseException:
             self.stop()
             raise
@@ -134,3 +138,8 @@ class Analyses:
             for worker in workers:
                 worker.terminate()
             self.pool = None
+
+
+def _died(path: Path) -> FileResult:
+    message = "the analysis process died on this file"
+    return FileResult(str(path), [parse_error(str(path), message)])
