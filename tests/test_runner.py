@@ -491,10 +491,92 @@ def test_a_checks_two_halves_give_its_whole_analysis(tmp_path):
         "VSL900",
         "cannot parse: '(' was never closed",
     )
-    [undecodable] = runner.screen_file(
+    undecodable = runner.screen_file(
         Path("d.py"), b"MLAAttentionSpec = 1\n\xff\n", config, hierarchy
-    ).findings
-    assert undecodable.message.startswith("cannot decode: ")
+    )
+    [reason] = undecodable.findings
+    assert (undecodable.path, reason.path) == ("d.py", "d.py")
+    assert reason.message.startswith("cannot decode: ")
+
+
+RELATIVE = """\
+from ..kv_cache_interface import MLAAttentionSpec{also}
+
+
+def is_mla(spec):
+    return isinstance(spec, {classes})
+"""
+
+
+OWN_CLASSES = """\
+class MLAAttentionSpec:
+    pass
+
+
+class SlidingWindowMLASpec:
+    pass
+
+
+def is_mla(spec):
+    return isinstance(spec, MLAAttentionSpec)
+"""
+
+
+def test_a_checks_two_halves_know_the_files_module_from_its_path(tmp_path):
+    """In vllm/v1/worker/, `from ..kv_cache_interface import` names vLLM's
+    classes: the test naming both is settled by the first half. In
+    vllm/v1/kv_cache_interface.py the classes defined are vLLM's own: the
+    test is a finding of the second half."""
+    config, hierarchy = Config(root=tmp_path), ClassHierarchy.default()
+    folder = tmp_path / "vllm" / "v1" / "worker"
+    folder.mkdir(parents=True)
+    for package in (tmp_path / "vllm", tmp_path / "vllm" / "v1", folder):
+        (package / "__init__.py").touch()
+    covered = RELATIVE.format(
+        also=", SlidingWindowMLASpec",
+        classes="(MLAAttentionSpec, SlidingWindowMLASpec)",
+    ).encode()
+    path = folder / "covered.py"
+    assert runner.screen_file(path, covered, config, hierarchy) == runner.FileResult(
+        str(path), []
+    )
+    path, source = tmp_path / FAMILY_MODULE, OWN_CLASSES.encode()
+    relevant = runner.screen_file(path, source, config, hierarchy)
+    finished = runner.finish_file(path, source, relevant, config, hierarchy)
+    assert [(f.code, f.location) for f in finished.findings] == [("VSL001", (10, 29))]
+
+
+NARROWED = """\
+from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowMLASpec
+
+
+def page(spec):
+    if isinstance(spec, SlidingWindowMLASpec):
+        return 1
+    if isinstance(spec, MLAAttentionSpec):
+        return 2
+    return isinstance(spec, MLAAttentionSpec)  # noqa: VSL001
+"""
+
+
+def test_a_checks_second_half_keeps_the_suppressed_and_applies_noqa(tmp_path):
+    config, hierarchy = Config(root=tmp_path), ClassHierarchy.default()
+    path, source = Path("n.py"), NARROWED.encode()
+    relevant = runner.screen_file(path, source, config, hierarchy)
+    finished = runner.finish_file(path, source, relevant, config, hierarchy)
+    assert finished.findings == []
+    assert [(f.code, f.location) for f in finished.suppressed] == [("VSL001", (7, 25))]
+
+
+def test_screening_a_file_is_the_analyse_pause_point(tmp_path, monkeypatch):
+    """Tests stop a run while the main process screens a file it took back,
+    as while a worker analyses one (VSL_TEST_PAUSE, edges/files.py)."""
+    paused = []
+    monkeypatch.setattr(runner, "pause_point", lambda *at: paused.append(at))
+    path = Path("w.py")
+    config, hierarchy = Config(root=tmp_path), ClassHierarchy.default()
+    runner.screen_file(path, BAD.encode(), config, hierarchy)
+    assert paused == [("analyse", path)]
 
 
 def test_an_odd_file_in_either_half_is_an_internal_error_of_that_file(

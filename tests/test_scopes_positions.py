@@ -294,10 +294,15 @@ _BLOCKS = (
 )
 
 
-def test_a_node_in_any_block_of_a_long_function_has_only_its_statement_generated():
-    """Down through every kind of indented block, at its indentation: each
-    name is placed as libcst places it, generating only its own line."""
-    module = cst.parse_module(_BLOCKS)
+@pytest.mark.parametrize("indent", ["    ", "  ", "\t"], ids=["4", "2", "tab"])
+def test_a_node_in_any_block_of_a_long_function_has_only_its_statement_generated(
+    indent,
+):
+    """Down through every kind of indented block, at its indentation (the
+    file's own: a match's cases are a block of their own): each name is
+    placed as libcst places it, generating only its own line."""
+    text = _BLOCKS.replace("    ", indent)
+    module = cst.parse_module(text)
     expected = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
     hits = [
         node
@@ -307,7 +312,7 @@ def test_a_node_in_any_block_of_a_long_function_has_only_its_statement_generated
     ]
     assert len(hits) == 13
     for hit in hits:
-        found = StatementPositions(module, parent_map(module), _BLOCKS)
+        found = StatementPositions(module, parent_map(module), text)
         name = hit.body[0].value
         assert found[name] == expected[name]
         assert list(found._statements) == [hit]

@@ -772,3 +772,15 @@ def test_a_table_keyed_by_one_parent_and_its_companion_sweeps_in_no_other_family
     screen = slicing.Screen.build(config, hierarchy, None)
     assert ("ChunkedLocalAttentionSpec", "ChunkedMLASpec") in screen.parent_companions
     assert not slicing.relevant_source(text, ast.parse(text), screen).has_candidates
+
+
+def test_a_name_at_the_files_first_character_is_looked_for():
+    """The test on row 1 starts the file with an alias of the anchor (one
+    no other name looked for holds): its row is read too."""
+    text = (
+        "MLA is type(spec)\n"
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec as MLA\n"
+    )
+    assert _slice(text).has_candidates
+    found = analyze_source(text, "w.py", Config())
+    assert [(f.code, f.location) for f in found.findings] == [("VSL002", (1, 1))]

@@ -25,6 +25,22 @@ def test_a_worker_leaves_ctrl_c_to_the_main_process():
         signal.signal(signal.SIGINT, before)
 
 
+def _ignores_ctrl_c() -> bool:
+    import signal
+
+    return signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+
+
+def test_the_pools_workers_leave_ctrl_c_to_the_main_process():
+    analyses = workers.Analyses(2)
+    analyses.start()
+    try:
+        assert analyses.pool.submit(_ignores_ctrl_c).result() is True
+    finally:
+        analyses.stop()
+    assert _ignores_ctrl_c() is False  # this process takes it
+
+
 def _blocked(path, source):
     import threading
 

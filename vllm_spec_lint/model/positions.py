@@ -151,8 +151,8 @@ def _block_below(chain: list, depth: int, tree: ast.stmt):
         at += 1
     else:
         return None
-    block = chain[at] if at < len(chain) else None
-    if not isinstance(block, cst.IndentedBlock) or at + 1 >= len(chain):
+    # Below an else, a finally, a handler or a case: its block, if one.
+    if not isinstance(chain[at], cst.IndentedBlock) or at + 1 >= len(chain):
         return None
     return at, body, case_indent
 
