@@ -128,22 +128,30 @@ def _said(results) -> list[tuple[str, str]]:
     return [(r.path, r.findings[0].message) for r in results]
 
 
-def test_the_main_process_takes_back_the_files_no_worker_started(tmp_path):
-    """A worker is held on the first file; the main process, its own work
-    done, screens files from the last back to the first one a worker has
-    (two at most are queued for it besides), hands a file with candidates
-    back as a slice, and the results come in the order of the files."""
+def _held_pool(tmp_path, names: list[str]):
+    """A pool of one worker beside this process's own work, given the files
+    ``names`` (the last has candidates); the worker is held on the first
+    until ``go`` exists. The pool and the two markers."""
     started, go = tmp_path / "started", tmp_path / "go"
     analyses = workers.Analyses(2)
     analyses.busy_here = True
     analyses.task, analyses.screen, analyses.finish = (
         _in_a_worker, _screened, _finished,
     )  # fmt: skip
-    names = [f"{letter}.py" for letter in "abcdefgh"]
-    analyses.add(Path("a.py"), f"hold:{started}:{go}".encode())
+    analyses.add(Path(names[0]), f"hold:{started}:{go}".encode())
     for name in names[1:-1]:
         analyses.add(Path(name), b"no candidates")
-    analyses.add(Path("h.py"), b"candidates")
+    analyses.add(Path(names[-1]), b"candidates")
+    return analyses, started, go
+
+
+def test_the_main_process_takes_back_the_files_no_worker_started(tmp_path):
+    """A worker is held on the first file; the main process, its own work
+    done, screens files from the last back to the first one a worker has
+    (two at most are queued for it besides), hands a file with candidates
+    back as a slice, and the results come in the order of the files."""
+    names = [f"{letter}.py" for letter in "abcdefgh"]
+    analyses, started, go = _held_pool(tmp_path, names)
     try:
         while not started.exists():
             time.sleep(0.01)  # waiting for an event; no result depends on it
@@ -192,16 +200,8 @@ def test_a_pool_broken_before_a_slice_is_handed_back_reports_that_file(
     goes on."""
     from concurrent.futures.process import BrokenProcessPool
 
-    started, go = tmp_path / "started", tmp_path / "go"
-    analyses = workers.Analyses(2)
-    analyses.busy_here = True
-    analyses.task, analyses.screen, analyses.finish = (
-        _in_a_worker, _screened, _finished,
-    )  # fmt: skip
-    analyses.add(Path("a.py"), f"hold:{started}:{go}".encode())
-    for name in ("b.py", "c.py", "d.py"):
-        analyses.add(Path(name), b"no candidates")
-    analyses.add(Path("e.py"), b"candidates")
+    names = ["a.py", "b.py", "c.py", "d.py", "e.py"]
+    analyses, started, go = _held_pool(tmp_path, names)
 
     def broken(*args, **kwargs):
         raise BrokenProcessPool("gone")
