@@ -922,9 +922,9 @@ def test_a_layers_base_in_a_file_naming_no_chain_class_is_read(tmp_path):
     assert _check(root)[0] == [(SITE, SITE_ROW, "VSL001")]
 
 
-def test_names_sharing_a_long_ending_are_each_looked_for(tmp_path):
+def test_names_sharing_a_piece_are_each_looked_for(tmp_path):
     """``IndexerBackend`` and ``FastIndexerBackend``, found in the same file,
-    are searched for by their shared ending; a file that holds only one of
+    are searched for by the piece they share; a file that holds only one of
     them is still read."""
     fast = "\n\nclass FastIndexerBackend(IndexerBackend):\n    pass\n"
     extra = {SITE: INDEXER + fast}
@@ -937,40 +937,93 @@ def test_names_sharing_a_long_ending_are_each_looked_for(tmp_path):
     assert _check(kept)[0] == [(SITE, SITE_ROW, "VSL001")]
 
 
-BUILDERS = {
-    "DeepseekV32IndexerMetadataBuilder",
-    "RocmMxfp4IndexerMetadataBuilder",
-    "QSAMetadataBuilder",
-}
+@pytest.mark.parametrize(
+    "name, pieces",
+    [
+        ("QSAStateBackend", {"QSAState", "QSAStateBackend", "State", "StateBackend", "Backend"}),
+        (  # capitals before a capitalised word are a word of their own
+            "V4CPUIndexer",
+            {"V4CPU", "V4CPUIndexer", "4CPUIndexer", "CPUIndexer", "Indexer"},
+        ),
+        ("_RECORDABLE_BUILDERS", {
+            "_RECORDABLE", "_RECORDABLE_", "_RECORDABLE_BUILDERS", "RECORDABLE",
+            "RECORDABLE_", "RECORDABLE_BUILDERS", "_BUILDERS", "BUILDERS",
+        }),
+        ("Glm5Tail", {"Glm5Tail", "5Tail"}),
+        ("Kv", set()),
+    ],
+)  # fmt: skip
+def test_a_name_s_pieces_are_its_runs_of_whole_words_five_long_or_more(name, pieces):
+    from vllm_spec_lint.edges.pairing import _pieces
+
+    assert _pieces(name) == pieces
 
 
 @pytest.mark.parametrize(
-    "name, names, ending",
+    "names, needles",
     [
-        ("QSAMetadataBuilder", BUILDERS, "MetadataBuilder"),
-        # The ending the most names share wins over a longer one fewer share.
-        ("DeepseekV32IndexerMetadataBuilder", BUILDERS, "MetadataBuilder"),
-        (
-            "DeepseekV32IndexerMetadataBuilder",
-            BUILDERS - {"QSAMetadataBuilder"},
-            "IndexerMetadataBuilder",
+        (  # the longer of two pieces the same names share
+            {"DeepseekV32IndexerMetadataBuilder", "QSAMetadataBuilder"},
+            {b"MetadataBuilder": [
+                (b"DeepseekV32IndexerMetadataBuilder", 18),
+                (b"QSAMetadataBuilder", 3),
+            ]},
         ),
-        (  # the whole name, when another ends with it
-            "IndexerMetadataBuilder",
-            {"IndexerMetadataBuilder", "DeepseekIndexerMetadataBuilder"},
-            "IndexerMetadataBuilder",
+        (  # the piece the most share first; a name sharing none is its own
+            {"DeepseekV4IndexerCache", "Glm5NextIndexerCache", "Glm5NextTailCache",
+             "_RECORDABLE_BUILDERS"},
+            {
+                b"Cache": [
+                    (b"DeepseekV4IndexerCache", 17),
+                    (b"Glm5NextIndexerCache", 15),
+                    (b"Glm5NextTailCache", 12),
+                ],
+                b"_RECORDABLE_BUILDERS": [(b"_RECORDABLE_BUILDERS", 0)],
+            },
         ),
-        (
-            "KpoolTailBackend",
-            {"KpoolTailBackend", "QSAStateBackend"},
-            "KpoolTailBackend",
+        (  # then the piece the most of those left share
+            {"KimiIndexerBackend", "KimiIndexerCache", "QSAStateBackend",
+             "QSAStateCache", "KpoolTailBackend"},
+            {
+                b"Backend": [
+                    (b"KimiIndexerBackend", 11),
+                    (b"KpoolTailBackend", 9),
+                    (b"QSAStateBackend", 8),
+                ],
+                b"Cache": [(b"KimiIndexerCache", 11), (b"QSAStateCache", 8)],
+            },
+        ),
+        (  # each place a piece starts in a name
+            {"CacheToCache", "OtherCache"},
+            {b"Cache": [(b"CacheToCache", 0), (b"CacheToCache", 7),
+                        (b"OtherCache", 5)]},
         ),
     ],
-)
-def test_names_are_looked_for_by_the_longest_ending_the_most_share(name, names, ending):
-    from vllm_spec_lint.edges.pairing import _shared_ending
+)  # fmt: skip
+def test_names_are_looked_for_by_the_pieces_the_most_share(names, needles):
+    from vllm_spec_lint.edges.pairing import _needles
 
-    assert _shared_ending(name, names) == ending
+    assert _needles(names) == needles
+
+
+@pytest.mark.parametrize(
+    "source, holds",
+    [
+        (b"x = FastIndexerBackend", True),
+        # The piece first occurs in another name, then in the one looked for.
+        (b"IndexerCache\nx = FastIndexerBackend", True),
+        (b"IndexerBackend\nx = FastIndexerCache", False),
+        # The piece at the file's start: the name would begin before it.
+        (b"IndexerBackend Fast", False),
+        (b"SlowIndexerBackend", False),
+        (b"", False),
+    ],
+)
+def test_a_file_holds_a_name_where_its_piece_occurs_at_the_name_s_place(source, holds):
+    from vllm_spec_lint.edges.pairing import _holds
+
+    placed = [(b"FastIndexerBackend", 4), (b"OtherIndexer", 5)]
+    assert _holds(source, b"Indexer", placed) is holds
 
 
 OWN_SPEC = (BUILDER, "vllm.v1.kv_cache_interface.SlidingWindowMLASpec")
