@@ -107,3 +107,58 @@ def test_a_statements_text_has_its_decorators_and_ends_with_its_last_line():
 def test_a_decorator_written_after_an_earlier_one_does_not_move_the_first_row():
     tree = ast.parse("class C:\n    pass\n\n\n@a\n@b\nclass D:\n    pass\n")
     assert [nesting.first_row(s) for s in tree.body] == [1, 5]
+
+
+def _long_class(deep_method: str, methods: int = 60) -> tuple[ast.stmt, str]:
+    """A class of many short methods (each fits in the limit, and is not
+    walked) and ``deep_method``."""
+    short = "".join(
+        f"    def f{n}(self):\n        return {n}\n" for n in range(methods)
+    )
+    text = f"class C:\n{short}{deep_method}{short}"
+    return _statement(text), text
+
+
+CHAIN = " and ".join(["a"] * 1200)
+
+
+@pytest.mark.parametrize(
+    "deep_method",
+    [
+        f"    def deep(self):\n        x = {CHAIN}\n",
+        # Its own rows fit; its decorator, above them, does not.
+        f"    @decorate({CHAIN})\n    def deep(self):\n        pass\n",
+        f"    def deep(self):\n        if b:\n            x = 1\n        x = {CHAIN}\n",
+    ],
+)
+def test_a_too_deep_statement_in_a_long_class_is_found_past_those_that_fit(
+    monkeypatch, deep_method
+):
+    monkeypatch.setattr(nesting, "_NESTING_BY_TEXT", {})
+    assert nesting.deeper_than_libcst(*_long_class(deep_method))
+
+
+def test_a_long_class_of_statements_that_fit_is_not_too_deep(monkeypatch):
+    monkeypatch.setattr(nesting, "_NESTING_BY_TEXT", {})
+    node, text = _long_class("    def g(self):\n        return 2\n")
+    assert len(text) > 2 * nesting.MAX_NESTING
+    assert not nesting.deeper_than_libcst(node, text)
+
+
+@pytest.mark.parametrize(
+    "minuses, fits",
+    [
+        # ClassDef, FunctionDef, then Assign at depth 3: it fits while its
+        # characters from its row's start (8 + 4 + minuses + 1), its depth
+        # and the 8 levels without text come to 1,000 at most.
+        (976, True),
+        (977, False),
+    ],
+)
+def test_a_statement_fits_when_its_characters_and_depth_leave_the_levels_without_text(
+    minuses, fits
+):
+    text = "class C:\n    def f(self):\n        x = " + "-" * minuses + "y\n"
+    node = _statement(text)
+    statement = node.body[0].body[0]
+    assert nesting._fitting_statements(node, text)(statement, 3) is fits

@@ -12,6 +12,9 @@ sooner anyway.
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
+
+from vllm_spec_lint.model.lines import ends_and_starts, split_lines
 
 MAX_NESTING = 1000
 
@@ -43,23 +46,48 @@ def deeper_than_libcst(node: ast.stmt, statement: str) -> bool:
     if depth is None:
         if len(_NESTING_BY_TEXT) >= _NESTINGS_KEPT:
             _NESTING_BY_TEXT.clear()
-        depth = _NESTING_BY_TEXT[statement] = _nesting(node)
+        depth = _nesting(node, _fitting_statements(node, statement))
+        _NESTING_BY_TEXT[statement] = depth
     return depth > MAX_NESTING
 
 
-def _nesting(node: ast.AST) -> int:
+def _nesting(node: ast.AST, fits: Callable[[ast.stmt, int], bool] | None = None) -> int:
     """How deep libcst nests ``node``'s tree: a level per node, and a level
     per further operand of an `and`/`or` chain (one libcst node per
-    operator). Stops counting past MAX_NESTING."""
+    operator). Stops counting past MAX_NESTING. A statement ``fits`` (at
+    its depth) is not walked: the count is then exact only past
+    MAX_NESTING."""
     deepest = 0
     stack = [(node, 1)]
     while stack and deepest <= MAX_NESTING:
         node, depth = stack.pop()
+        if fits is not None and isinstance(node, ast.stmt) and fits(node, depth):
+            continue
         if isinstance(node, ast.BoolOp):
             depth += len(node.values) - 2
         deepest = max(deepest, depth)
         stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
     return deepest
+
+
+def _fitting_statements(
+    top: ast.stmt, statement: str
+) -> Callable[[ast.stmt, int], bool]:
+    """Whether a statement inside ``top`` (whose text is ``statement``)
+    takes fewer characters than the levels left below its depth: then
+    nothing under it is deeper than MAX_NESTING (most of a long class is
+    methods that fit)."""
+    first = first_row(top)
+    starts = ends_and_starts(statement, split_lines(statement))[1]
+
+    def fits(node: ast.stmt, depth: int) -> bool:
+        # From the start of its first row (decorators included) to its end
+        # column, which counts UTF-8 bytes: at least one per character.
+        start, end = first_row(node) - first, node.end_lineno - first
+        size = starts[end] + node.end_col_offset - starts[start]
+        return depth + size + _LEVELS_WITHOUT_TEXT <= MAX_NESTING
+
+    return fits
 
 
 def first_row(node: ast.AST) -> int:
