@@ -9,6 +9,9 @@ MLAAttentionSpec, and the builder testing its own spec for MLA."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -998,6 +1001,14 @@ def test_a_name_s_pieces_are_its_runs_of_whole_words_five_long_or_more(name, pie
             {b"Cache": [(b"CacheToCache", 0), (b"CacheToCache", 7),
                         (b"OtherCache", 5)]},
         ),
+        (  # ... overlapping places too
+            {"AbcAbcAbc", "AbcAbcX"},
+            {b"AbcAbc": [(b"AbcAbcAbc", 0), (b"AbcAbcAbc", 3), (b"AbcAbcX", 0)]},
+        ),
+        (  # names too short to have a piece: each its own
+            {"Kv", "Mla"},
+            {b"Kv": [(b"Kv", 0)], b"Mla": [(b"Mla", 0)]},
+        ),
     ],
 )  # fmt: skip
 def test_names_are_looked_for_by_the_pieces_the_most_share(names, needles):
@@ -1024,6 +1035,35 @@ def test_a_file_holds_a_name_where_its_piece_occurs_at_the_name_s_place(source, 
 
     placed = [(b"FastIndexerBackend", 4), (b"OtherIndexer", 5)]
     assert _holds(source, b"Indexer", placed) is holds
+
+
+def test_every_place_a_piece_occurs_is_checked_overlapping_ones_too():
+    from vllm_spec_lint.edges.pairing import _holds
+
+    # "aaaaa" occurs at 0 and at 1; the name is only at 1.
+    assert _holds(b"aaaaaaZ", b"aaaaa", [(b"aaaaaZ", 0)])
+
+
+def test_the_pieces_looked_for_are_the_same_whatever_the_hash_seed():
+    """Four pieces of five letters cover two names each: the tie is broken
+    by the piece itself, not by the order sets iterate in (which follows
+    the run's hash seed)."""
+    script = (
+        "from vllm_spec_lint.edges.pairing import _needles\n"
+        "names = {'FirstCache', 'OtherCache', 'FirstState', 'OtherState'}\n"
+        "print(list(_needles(names)))\n"
+    )
+    seen = {
+        subprocess.run(
+            [sys.executable, "-c", script],
+            env={**os.environ, "PYTHONHASHSEED": str(seed)},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for seed in range(6)
+    }
+    assert seen == {"[b'State', b'Cache']\n"}
 
 
 OWN_SPEC = (BUILDER, "vllm.v1.kv_cache_interface.SlidingWindowMLASpec")

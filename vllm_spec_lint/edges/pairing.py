@@ -259,7 +259,7 @@ _WORD = re.compile(r"[A-Z][a-z]+|[A-Z]+(?![a-z])|[a-z]+|\d+|_+|.")
 
 def _starts(piece: str, name: str) -> list[int]:
     """Every place ``piece`` starts in ``name``."""
-    return [i for i in range(len(name) - len(piece) + 1) if name.startswith(piece, i)]
+    return [i for i in range(len(name)) if name.startswith(piece, i)]
 
 
 def _holds(source: bytes, needle: bytes, placed: list[tuple[bytes, int]]) -> bool:
