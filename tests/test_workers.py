@@ -8,6 +8,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import REPO
 from vllm_spec_lint.core.findings import parse_error
 from vllm_spec_lint.edges import workers
@@ -124,6 +126,16 @@ def _finished(path, source, relevant):
     return FileResult(str(path), [parse_error(str(path), message)])
 
 
+def _wait_for(marker: Path) -> None:
+    """Until ``marker`` exists. A minute without it fails the test (no file
+    reached a worker) instead of hanging the suite."""
+    for _ in range(6000):
+        if marker.exists():
+            return
+        time.sleep(0.01)  # waiting for an event; no result depends on it
+    pytest.fail(f"no worker started: {marker} never came")
+
+
 def _said(results) -> list[tuple[str, str]]:
     return [(r.path, r.findings[0].message) for r in results]
 
@@ -153,8 +165,7 @@ def test_the_main_process_takes_back_the_files_no_worker_started(tmp_path):
     names = [f"{letter}.py" for letter in "abcdefgh"]
     analyses, started, go = _held_pool(tmp_path, names)
     try:
-        while not started.exists():
-            time.sleep(0.01)  # waiting for an event; no result depends on it
+        _wait_for(started)
         assert analyses.workers == 1
         analyses.help()
         go.touch()
@@ -207,8 +218,7 @@ def test_a_pool_broken_before_a_slice_is_handed_back_reports_that_file(
         raise BrokenProcessPool("gone")
 
     try:
-        while not started.exists():
-            time.sleep(0.01)  # waiting for an event; no result depends on it
+        _wait_for(started)
         monkeypatch.setattr(analyses.pool, "submit", broken)
         analyses.help()
         go.touch()
