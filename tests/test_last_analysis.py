@@ -69,6 +69,31 @@ def test_an_edit_outside_the_slice_moves_the_findings_and_their_fix():
     assert [e.location[0] for e in finding.fix.edits] == [13, 1]
 
 
+def test_an_edit_outside_the_slice_is_answered_without_analysing_it_again(
+    monkeypatch,
+):
+    """The promise the language server's speed rests on: libcst and the
+    rules run for the first text and for an edit inside the slice, not for
+    an edit outside it."""
+    from vllm_spec_lint.core import analysis
+
+    analysed = []
+    real = analysis._analyze_slice
+
+    def counted(*args):
+        analysed.append(args[0].text)
+        return real(*args)
+
+    monkeypatch.setattr(analysis, "_analyze_slice", counted)
+    last = LastAnalysis()
+    _with(last, SOURCE)
+    assert len(analysed) == 1
+    _with(last, _edit(6, "    # typing inside a function the rules never see\n"))
+    assert len(analysed) == 1
+    _with(last, SOURCE.replace("(spec, MLA", "(other, MLA"))
+    assert len(analysed) == 2
+
+
 def test_the_last_analysis_is_reused_only_for_the_same_slice():
     last = LastAnalysis()
     analysis = _fresh(SOURCE)
