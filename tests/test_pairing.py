@@ -1044,10 +1044,12 @@ def test_every_place_a_piece_occurs_is_checked_overlapping_ones_too():
     assert _holds(b"aaaaaaZ", b"aaaaa", [(b"aaaaaZ", 0)])
 
 
-def test_the_pieces_looked_for_are_the_same_whatever_the_hash_seed():
+def test_the_pieces_looked_for_are_the_same_whatever_the_hash_seed(tmp_path):
     """Four pieces of five letters cover two names each: the tie is broken
     by the piece itself, not by the order sets iterate in (which follows
-    the run's hash seed)."""
+    the run's hash seed: a process's own, so each seed runs in one; from an
+    empty folder, so that the package is the installed one, never a
+    mutation run's mutants/)."""
     script = (
         "from vllm_spec_lint.edges.pairing import _needles\n"
         "names = {'FirstCache', 'OtherCache', 'FirstState', 'OtherState'}\n"
@@ -1057,6 +1059,7 @@ def test_the_pieces_looked_for_are_the_same_whatever_the_hash_seed():
         subprocess.run(
             [sys.executable, "-c", script],
             env={**os.environ, "PYTHONHASHSEED": str(seed)},
+            cwd=tmp_path,
             capture_output=True,
             text=True,
             check=True,
