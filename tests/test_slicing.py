@@ -784,3 +784,18 @@ def test_a_name_at_the_files_first_character_is_looked_for():
     assert _slice(text).has_candidates
     found = analyze_source(text, "w.py", Config())
     assert [(f.code, f.location) for f in found.findings] == [("VSL002", (1, 1))]
+
+
+def test_the_first_kept_statement_nested_deeper_than_libcst_takes_is_named_by_its_row():
+    """Measured on the statement itself (its decorators' row first): the
+    one after it, as deep, is not named; a statement cut from the slice is
+    not measured."""
+    deep = "-" * 998 + "x\n"
+    text = (
+        "def cut():\n    return " + deep
+        + TEST
+        + "@decorate\nclass Kept:\n    y = isinstance(s, MLAAttentionSpec)\n"
+        "    z = " + deep
+        + "w = " + deep
+    )  # fmt: skip
+    assert _slice(text).too_deep == 4  # the decorator's row
