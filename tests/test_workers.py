@@ -227,3 +227,32 @@ def test_a_pool_broken_before_a_slice_is_handed_back_reports_that_file(
         analyses.stop()
     assert said[0] == ("a.py", "analysed in a worker")
     assert said[-1] == ("e.py", "the analysis process died on this file")
+
+
+def test_a_stopped_pools_thread_prints_no_cancelled_futures_error():
+    """CPython 3.11's pool thread can fail to mark a future cancelled by
+    the stop broken (InvalidStateError): not handed to the hook that prints
+    it; any other error in a thread still is."""
+    import threading
+    from concurrent.futures import InvalidStateError
+
+    analyses = workers.Analyses(2)
+    analyses.task = _in_a_worker
+    for name in ("a.py", "b.py"):
+        analyses.add(Path(name), b"no candidates")
+    before = threading.excepthook
+    shown = []
+    threading.excepthook = lambda args: shown.append(args.exc_type)
+    try:
+        analyses.stop()
+        for error in (InvalidStateError("CANCELLED"), ValueError("shown")):
+
+            def fail(error=error):
+                raise error
+
+            thread = threading.Thread(target=fail)
+            thread.start()
+            thread.join()
+    finally:
+        threading.excepthook = before
+    assert shown == [ValueError]

@@ -134,10 +134,32 @@ class Analyses:
         (they write nothing, so nothing is left half-done)."""
         if self.pool is not None:
             workers = list((self.pool._processes or {}).values())
+            _quiet_cancelled_futures_breaking()
             self.pool.shutdown(wait=False, cancel_futures=True)
             for worker in workers:
                 worker.terminate()
             self.pool = None
+
+
+def _quiet_cancelled_futures_breaking() -> None:
+    """Ending the workers breaks the pool, and the pool's own thread then
+    marks each queued future broken; on CPython 3.11 one cancelled just
+    before raises InvalidStateError in that thread, which Python prints as
+    a traceback after "error: interrupted". The run is stopping and nothing
+    waits for those futures: that error is not printed (any other is)."""
+    import threading
+    from concurrent.futures import InvalidStateError
+
+    shown = threading.excepthook
+    if getattr(shown, "quiets_cancelled_futures", False):
+        return
+
+    def hook(args) -> None:
+        if not issubclass(args.exc_type, InvalidStateError):
+            shown(args)
+
+    hook.quiets_cancelled_futures = True
+    threading.excepthook = hook
 
 
 def _died(path: Path) -> FileResult:
