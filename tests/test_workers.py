@@ -231,8 +231,9 @@ def test_a_pool_broken_before_a_slice_is_handed_back_reports_that_file(
 
 def test_a_stopped_pools_thread_prints_no_cancelled_futures_error():
     """CPython 3.11's pool thread can fail to mark a future cancelled by
-    the stop broken (InvalidStateError): not handed to the hook that prints
-    it; any other error in a thread still is."""
+    the stop broken (InvalidStateError): that error from that thread is not
+    handed to the hook that prints it; from any other thread it still is,
+    and so is any other error from the pool's thread."""
     import threading
     from concurrent.futures import InvalidStateError
 
@@ -240,19 +241,22 @@ def test_a_stopped_pools_thread_prints_no_cancelled_futures_error():
     analyses.task = _in_a_worker
     for name in ("a.py", "b.py"):
         analyses.add(Path(name), b"no candidates")
+    pool_thread = analyses.pool._executor_manager_thread
+    other_thread = threading.Thread(target=int)
     before = threading.excepthook
     shown = []
-    threading.excepthook = lambda args: shown.append(args.exc_type)
+    threading.excepthook = lambda args: shown.append(
+        (args.exc_type, args.thread is pool_thread)
+    )
     try:
         analyses.stop()
-        for error in (InvalidStateError("CANCELLED"), ValueError("shown")):
-
-            def fail(error=error):
-                raise error
-
-            thread = threading.Thread(target=fail)
-            thread.start()
-            thread.join()
+        for error, thread in (
+            (InvalidStateError("CANCELLED"), pool_thread),
+            (InvalidStateError("CANCELLED"), other_thread),
+            (ValueError("shown"), pool_thread),
+        ):
+            args = (type(error), error, None, thread)
+            threading.excepthook(threading.ExceptHookArgs(args))
     finally:
         threading.excepthook = before
-    assert shown == [ValueError]
+    assert shown == [(InvalidStateError, False), (ValueError, True)]

@@ -6,6 +6,7 @@ takes back what no worker has started yet."""
 from __future__ import annotations
 
 import sys
+import weakref
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -134,28 +135,37 @@ class Analyses:
         (they write nothing, so nothing is left half-done)."""
         if self.pool is not None:
             workers = list((self.pool._processes or {}).values())
-            _quiet_cancelled_futures_breaking()
+            _quiet_cancelled_futures_breaking(self.pool._executor_manager_thread)
             self.pool.shutdown(wait=False, cancel_futures=True)
             for worker in workers:
                 worker.terminate()
             self.pool = None
 
 
-def _quiet_cancelled_futures_breaking() -> None:
+# The manager thread of each pool this process stopped.
+_stopped_pool_threads: weakref.WeakSet = weakref.WeakSet()
+
+
+def _quiet_cancelled_futures_breaking(pool_thread) -> None:
     """Ending the workers breaks the pool, and the pool's own thread then
     marks each queued future broken; on CPython 3.11 one cancelled just
     before raises InvalidStateError in that thread, which Python prints as
     a traceback after "error: interrupted". The run is stopping and nothing
-    waits for those futures: that error is not printed (any other is)."""
+    waits for those futures: that error, from that thread, is not printed
+    (any other is, and that error from any other thread)."""
     import threading
-    from concurrent.futures import InvalidStateError
 
+    if pool_thread is not None:
+        _stopped_pool_threads.add(pool_thread)
     shown = threading.excepthook
     if getattr(shown, "quiets_cancelled_futures", False):
         return
 
     def hook(args) -> None:
-        if not issubclass(args.exc_type, InvalidStateError):
+        from concurrent.futures import InvalidStateError
+
+        stopping = args.thread in _stopped_pool_threads
+        if not (stopping and issubclass(args.exc_type, InvalidStateError)):
             shown(args)
 
     hook.quiets_cancelled_futures = True
