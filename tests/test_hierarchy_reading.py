@@ -63,6 +63,26 @@ def test_bases_are_named_through_relative_and_dotted_imports():
     }
 
 
+def test_bases_are_named_through_imports_in_every_kind_of_block():
+    """Imports under ``if``, ``try`` (its handlers too), ``with`` and
+    ``match``, as well as at the top; of two imports of one name, the one
+    met last going down level by level (as ``ast.walk`` would) names it."""
+    source = (
+        "from typing import TYPE_CHECKING\n"
+        "from first import Twice\n"
+        "if TYPE_CHECKING:\n    from a import A\n"
+        "try:\n    from b import B\nexcept ImportError:\n"
+        "    from c import C\n    from deeper import Twice\n"
+        "with context():\n    from d import D\n"
+        "match version:\n    case 1:\n        from e import E\n"
+        "from second import Twice\n\n\n"
+        "class X(A, B, C, D, E, Twice):\n    pass\n"
+    )
+    assert read_class_bases(source) == {
+        "X": ("a.A", "b.B", "c.C", "d.D", "e.E", "deeper.Twice"),
+    }
+
+
 def test_a_source_naming_none_of_the_declarations_is_not_parsed():
     assert read_declared("class (", {"uses_mla_layout"}) == {}
 
