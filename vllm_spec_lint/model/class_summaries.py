@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -205,8 +206,8 @@ class _Uses:
         elif top and self.table(node):
             pass
         else:
-            for _, value in ast.iter_fields(node):
-                self.child(value, method)
+            for name in _node_fields(type(node)):
+                self.child(getattr(node, name), method)
 
     def child(self, value, method) -> None:
         if isinstance(value, list):
@@ -217,8 +218,8 @@ class _Uses:
         elif isinstance(value, ast.expr):
             self.expr(value, OTHER)
         elif isinstance(value, ast.AST):  # handlers, match cases, comprehensions
-            for _, inner in ast.iter_fields(value):
-                self.child(inner, method)
+            for name in _node_fields(type(value)):
+                self.child(getattr(value, name), method)
 
     def function(self, node, method=None) -> None:
         arguments = node.args
@@ -285,20 +286,18 @@ class _Uses:
         elif isinstance(node, ast.Compare) and self.compare(node):
             pass
         else:
-            for _, value in ast.iter_fields(node):
-                self.child_expr(value)
+            for name in _node_fields(type(node)):
+                self.child_expr(getattr(node, name))
 
     def child_expr(self, value) -> None:
-        if isinstance(value, list):
+        if isinstance(value, ast.expr):
+            self.expr(value, OTHER)
+        elif isinstance(value, list):
             for item in value:
                 self.child_expr(item)
-        elif isinstance(value, ast.expr):
-            self.expr(value, OTHER)
         elif isinstance(value, ast.AST):  # comprehension, keyword, ...
-            for _, inner in ast.iter_fields(value):
-                self.child_expr(inner)
-        elif isinstance(value, ast.stmt):
-            self.statement(value)
+            for name in _node_fields(type(value)):
+                self.child_expr(getattr(value, name))
 
     def classinfo(self, node: ast.expr, how: str) -> None:
         if isinstance(node, (ast.Tuple, ast.Set, ast.List)):
@@ -320,6 +319,18 @@ class _Uses:
             self.classinfo(node.comparators[0], MEMBERSHIP)
             return True
         return False
+
+
+@functools.cache
+def _node_fields(kind: type) -> tuple[str, ...]:
+    """The fields of a node type that can hold a node: not an identifier,
+    a constant's value or a context (``Load``), which the walk passes over."""
+    return tuple(f for f in kind._fields if f not in _NOT_NODES)
+
+
+_NOT_NODES = frozenset(
+    {"ctx", "id", "attr", "arg", "kind", "type_comment", "conversion"}
+)
 
 
 def _is_bare_string(statement: ast.stmt) -> bool:
@@ -413,10 +424,24 @@ def _own_statements(function) -> list[ast.AST]:
     while todo:
         node = todo.pop()
         found.append(node)
-        for child in ast.iter_child_nodes(node):
+        for child in _children(node):
             if not isinstance(child, inner):
                 todo.append(child)
     return found
+
+
+def _children(node: ast.AST) -> list[ast.AST]:
+    """``ast.iter_child_nodes`` without contexts (``Load``), which no walk
+    here looks at, and faster: the fields that can hold a node are known
+    per node type."""
+    children = []
+    for name in _node_fields(type(node)):
+        value = getattr(node, name)
+        if isinstance(value, list):
+            children += [v for v in value if isinstance(v, ast.AST)]
+        elif isinstance(value, ast.AST):
+            children.append(value)
+    return children
 
 
 def _returns(function, resolve, want: str) -> tuple[str, ...] | None:
@@ -425,6 +450,8 @@ def _returns(function, resolve, want: str) -> tuple[str, ...] | None:
         return None
     assigned: dict[str, list[ast.expr | None]] = {}
     for node in nodes:
+        if type(node) not in _BINDING:
+            continue
         for target, value in _bindings(node):
             assigned.setdefault(target, []).append(value)
     params = [a.arg for a in function.args.posonlyargs + function.args.args]
@@ -439,6 +466,15 @@ def _returns(function, resolve, want: str) -> tuple[str, ...] | None:
                 return None
             found += value
     return tuple(dict.fromkeys(found))
+
+
+# The nodes that bind names in a function's body (_bindings).
+_BINDING = frozenset(
+    {
+        ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor,
+        ast.NamedExpr, ast.With, ast.AsyncWith, ast.Import, ast.ImportFrom,
+    }
+)  # fmt: skip
 
 
 def _bindings(node: ast.AST):
@@ -521,7 +557,7 @@ def _passes_other_spec(init) -> bool:
         a.arg for a in arguments.posonlyargs + arguments.args + arguments.kwonlyargs
     ]
     nodes = _own_statements(init)
-    rebound = {name for n in nodes for name, _ in _bindings(n)}
+    rebound = {name for n in nodes if type(n) in _BINDING for name, _ in _bindings(n)}
     own = OWN_SPEC if OWN_SPEC in names and OWN_SPEC not in rebound else None
     varargs = arguments.vararg.arg if arguments.vararg else None
     kwargs = arguments.kwarg.arg if arguments.kwarg else None
@@ -559,7 +595,10 @@ def _passes_other_spec(init) -> bool:
 def _rebinds_own_spec(node: ast.ClassDef) -> bool:
     """Whether any code in the class stores or deletes a ``kv_cache_spec``
     attribute, or calls setattr/delattr (which could)."""
-    for inner in ast.walk(node):
+    todo = [node]
+    while todo:
+        inner = todo.pop()
+        todo += _children(inner)
         if isinstance(inner, ast.Attribute) and inner.attr == OWN_SPEC:
             if not isinstance(inner.ctx, ast.Load):
                 return True
