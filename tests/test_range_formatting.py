@@ -370,6 +370,20 @@ def test_many_changes_in_a_formatted_file_cost_one_ruff_call(
     assert len(made) == calls
 
 
+@pytest.mark.parametrize("changed", [3, 17])
+def test_a_statement_sharing_a_changed_row_after_a_semicolon_stays_on_it(
+    tmp_path, changed
+):
+    """One call for all the places would put ``w = 1`` on a line of its own;
+    a call for the place alone, what a fix asks for, leaves it there."""
+    text = _many(changed, neighbours="y{i} = {i}").replace(
+        "x1 = f(a,b)\n", "x1 = f(a,b); w = 1\n"
+    )
+    formatter = RangeFormatter("ruff", _tool("ruff"), str(tmp_path / "m.py"), None)
+    formatted = formatter(text, _spans(text)).splitlines()
+    assert formatted[:4] == ["x0 = f(a, b)", "y0 = 0", "x1 = f(a, b); w = 1", "y1 = 1"]
+
+
 def test_one_call_for_many_changes_is_not_kept_where_it_adds_lines_between_them(
     tmp_path,
 ):

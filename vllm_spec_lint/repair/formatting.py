@@ -198,6 +198,13 @@ def _confined(before: str, after: str, rows: list[tuple[int, int]]) -> bool:
     return True
 
 
+def _semicolon_on(text: str, starts: list[int], rows: list[tuple[int, int]]) -> bool:
+    """Whether any of ``rows`` (1-based, inclusive) holds a ``;`` (in code,
+    a string or a comment alike: a call too many costs only time)."""
+    ends = [*starts[1:], len(text)]
+    return any(";" in text[starts[a - 1] : ends[b - 1]] for a, b in rows)
+
+
 def _blank(lines: list[str]) -> int:
     return sum(1 for line in lines if not line.strip())
 
@@ -302,8 +309,12 @@ class RangeFormatter:
         last, kept when ruff changed nothing but the changed statements
         (the rest of the file is ruff-formatted already: the same result as
         a call per place); otherwise, and for a few places, one call each,
-        last first, so that earlier offsets stay valid."""
-        if len(merged) > RUFF_CALLS_PER_FILE:
+        last first, so that earlier offsets stay valid. A changed row that
+        holds a ``;`` also takes calls of its own: the range from the first
+        place to the last takes in the other statements of the row, which
+        ruff then puts on lines of their own (a call for the place alone
+        leaves them)."""
+        if len(merged) > RUFF_CALLS_PER_FILE and not _semicolon_on(text, starts, rows):
             (r1, c1), (r2, c2) = (
                 _row_col(starts, merged[0][0]),
                 _row_col(starts, merged[-1][1]),
