@@ -219,11 +219,15 @@ LAYOUT = REPO / "examples" / "vllm" / "v1" / "core" / "layout.py"
 def _interrupt_at(folder: Path, name: str, marker: Path, *args: str):
     """Run ``ARGS`` until a worker pauses analysing ``name``, then press
     Ctrl-C (SIGINT to the whole process group, as a terminal sends it). The
-    completed process; its ``pid`` is the process group's id."""
+    completed process; its ``pid`` is the process group's id. The command
+    starts with SIGINT's default action, as from a terminal, whatever this
+    process does with it (mutmut's test processes ignore it, and an ignored
+    signal stays ignored across exec)."""
     run = subprocess.Popen(
         [sys.executable, "-m", "vllm_spec_lint", *args],
         cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
         env={**os.environ, "VSL_TEST_PAUSE": f"analyse:{name}:{marker}"},
     )  # fmt: skip
     try:
