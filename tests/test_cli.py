@@ -760,3 +760,33 @@ def test_a_baseline_of_unnamed_standard_input_is_stale_under_a_dash(tmp_path):
         0,
         "stale: -: VSL001 'ok = isinstance(spec, MLAAttentionSpec)'\n",
     )
+
+
+def test_a_run_pauses_the_cycle_collector_and_the_server_keeps_it(
+    monkeypatch, tmp_path
+):
+    """A run of the command line pauses Python's cycle collector; the
+    language server, which runs for hours, keeps it; main() leaves it as
+    it found it, for a caller in the same process."""
+    import gc
+
+    from vllm_spec_lint.faces import cli
+
+    seen = {}
+
+    def record(name):
+        def command(args, config):
+            seen[name] = gc.isenabled()
+            return 0
+
+        return command
+
+    monkeypatch.setitem(cli.COMMANDS, "check", record("check"))
+    monkeypatch.setattr(cli, "command_server", record("server"))
+    monkeypatch.chdir(tmp_path)
+    assert gc.isenabled()
+    assert cli.main(["check", "."]) == 0
+    assert gc.isenabled()
+    assert cli.main(["server"]) == 0
+    assert gc.isenabled()
+    assert seen == {"check": False, "server": True}

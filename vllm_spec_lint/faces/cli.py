@@ -10,6 +10,7 @@ internal error, 130 interrupted (Ctrl-C).
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
 from pathlib import Path
 
@@ -70,6 +71,7 @@ COMMANDS = {
 
 
 def main(argv: list[str] | None = None) -> int:
+    collecting = gc.isenabled()
     try:
         return _main(sys.argv[1:] if argv is None else argv)
     except (UsageError, ConfigError, HierarchyError, ReportNotWritten) as e:
@@ -86,6 +88,9 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as e:  # an internal error is exit 2, never a silent pass
         print(f"error: internal error: {_crash_report(e)}", file=sys.stderr)
         return EXIT_ERROR
+    finally:
+        if collecting:  # as it was, for a caller in the same process
+            gc.enable()
 
 
 def _main(argv: list[str]) -> int:
@@ -109,6 +114,11 @@ def _main(argv: list[str]) -> int:
         args.paths = [Path(".")]  # no path means `.`, exactly
     if args.command == "server":  # settings are read per document
         return command_server(args, Config())
+    # A run is short and makes few reference cycles: the cycle collector
+    # would walk the growing heap again and again while it imports and
+    # parses (~3 % of a cold whole-tree check's CPU, 5 % of one file's);
+    # forked workers inherit the pause. The server runs for hours: not it.
+    gc.disable()
     config = config_for(args)
     _warn_about_parse_error_selection(config)
     return COMMANDS[args.command](args, config)
