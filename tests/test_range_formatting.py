@@ -14,6 +14,7 @@ from vllm_spec_lint.repair.formatting import (
     RangeFormatter,
     _confined,
     _merged,
+    _semicolon_on,
     detect,
     find_executable,
     only_within,
@@ -368,6 +369,24 @@ def test_many_changes_in_a_formatted_file_cost_one_ruff_call(
     text = _many(changed, neighbours=neighbours)
     formatter(text, _spans(text))
     assert len(made) == calls
+
+
+@pytest.mark.parametrize(
+    "rows, found",
+    [
+        ([(2, 2)], True),
+        ([(1, 3)], True),
+        ([(1, 1)], False),  # the row before it
+        ([(3, 3)], False),  # the row after it
+        ([(1, 1), (3, 3)], False),
+        ([(4, 4)], False),  # the last row, which has no line ending
+    ],
+)
+def test_a_semicolon_counts_only_on_the_changed_rows(rows, found):
+    from vllm_spec_lint.repair.text import line_starts
+
+    text = "a = 1\nb = 2; c = 3\nd = 4\ne = 5"
+    assert _semicolon_on(text, line_starts(text), rows) is found
 
 
 @pytest.mark.parametrize("changed", [3, 17])

@@ -268,3 +268,26 @@ def test_a_stopped_pools_thread_prints_no_cancelled_futures_error():
     finally:
         threading.excepthook = before
     assert shown == [(InvalidStateError, False), (ValueError, True)]
+
+
+def test_the_hook_that_quiets_a_stopped_pools_thread_is_installed_once():
+    """Each stop adds its pool's thread to those quieted; the hook itself
+    is installed at the first and stays the same after later ones (not a
+    chain that grows by one per stop)."""
+    import threading
+
+    before = threading.excepthook
+    threading.excepthook = lambda args: None
+    try:
+        hooks = []
+        for _ in range(2):
+            analyses = workers.Analyses(2)
+            analyses.task = _in_a_worker
+            for name in ("a.py", "b.py"):
+                analyses.add(Path(name), b"no candidates")
+            analyses.stop()
+            hooks.append(threading.excepthook)
+        assert hooks[0] is hooks[1]
+        assert hooks[0].quiets_cancelled_futures is True
+    finally:
+        threading.excepthook = before
