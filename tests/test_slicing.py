@@ -786,10 +786,16 @@ def test_a_name_at_the_files_first_character_is_looked_for():
     assert [(f.code, f.location) for f in found.findings] == [("VSL002", (1, 1))]
 
 
-def test_the_first_kept_statement_nested_deeper_than_libcst_takes_is_named_by_its_row():
+def test_the_first_kept_statement_nested_deeper_than_libcst_takes_is_named_by_its_row(
+    monkeypatch,
+):
     """Measured on the statement itself (its decorators' row first): the
     one after it, as deep, is not named; a statement cut from the slice is
-    not measured."""
+    not measured. Measured afresh: not from another test's remembered
+    measure of the same text."""
+    from vllm_spec_lint.core import nesting
+
+    monkeypatch.setattr(nesting, "_NESTING_BY_TEXT", {})
     deep = "-" * 998 + "x\n"
     text = (
         "def cut():\n    return " + deep
