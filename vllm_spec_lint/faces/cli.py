@@ -116,8 +116,8 @@ def _main(argv: list[str]) -> int:
         return command_server(args, Config())
     # A run is short and makes few reference cycles: the cycle collector
     # would walk the growing heap again and again while it imports and
-    # parses (~3 % of a cold whole-tree check's CPU, 5 % of one file's);
-    # forked workers inherit the pause. The server runs for hours: not it.
+    # parses (~4 % of a cold whole-tree check's CPU); forked workers inherit
+    # the pause. The server runs for hours: not it.
     gc.disable()
     config = config_for(args)
     _warn_about_parse_error_selection(config)
