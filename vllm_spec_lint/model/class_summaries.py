@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import ast
 import builtins
-import functools
 import re
 from dataclasses import dataclass, field
+
+from vllm_spec_lint.model.ast_fields import children as _children
+from vllm_spec_lint.model.ast_fields import node_fields as _node_fields
 
 BUILDER_METHOD = "get_builder_cls"
 BACKEND_METHOD = "get_attn_backend"
@@ -321,18 +323,6 @@ class _Uses:
         return False
 
 
-@functools.cache
-def _node_fields(kind: type) -> tuple[str, ...]:
-    """The fields of a node type that can hold a node: not an identifier,
-    a constant's value or a context (``Load``), which the walk passes over."""
-    return tuple(f for f in kind._fields if f not in _NOT_NODES)
-
-
-_NOT_NODES = frozenset(
-    {"ctx", "id", "attr", "arg", "kind", "type_comment", "conversion"}
-)
-
-
 def _is_bare_string(statement: ast.stmt) -> bool:
     return (
         isinstance(statement, ast.Expr)
@@ -428,20 +418,6 @@ def _own_statements(function) -> list[ast.AST]:
             if not isinstance(child, inner):
                 todo.append(child)
     return found
-
-
-def _children(node: ast.AST) -> list[ast.AST]:
-    """``ast.iter_child_nodes`` without contexts (``Load``), which no walk
-    here looks at, and faster: the fields that can hold a node are known
-    per node type."""
-    children = []
-    for name in _node_fields(type(node)):
-        value = getattr(node, name)
-        if isinstance(value, list):
-            children += [v for v in value if isinstance(v, ast.AST)]
-        elif isinstance(value, ast.AST):
-            children.append(value)
-    return children
 
 
 def _returns(function, resolve, want: str) -> tuple[str, ...] | None:

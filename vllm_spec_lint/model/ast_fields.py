@@ -1,0 +1,34 @@
+"""Walking CPython's ``ast`` by the fields that can hold a node, known per
+node type: faster than ``ast.iter_fields`` and ``ast.iter_child_nodes``,
+which try every field of every node (class summaries walk every expression
+of the files backend pairing reads)."""
+
+from __future__ import annotations
+
+import ast
+import functools
+
+# Fields that never hold a node: identifiers, a constant's kind, a format
+# conversion, type comments, and the expression context (``Load``), which
+# no walk here looks at.
+_NOT_NODES = frozenset(
+    {"ctx", "id", "attr", "arg", "kind", "type_comment", "conversion"}
+)
+
+
+@functools.cache
+def node_fields(kind: type) -> tuple[str, ...]:
+    """The fields of a node type that can hold a node, in its order."""
+    return tuple(f for f in kind._fields if f not in _NOT_NODES)
+
+
+def children(node: ast.AST) -> list[ast.AST]:
+    """``ast.iter_child_nodes`` without the expression context."""
+    found = []
+    for name in node_fields(type(node)):
+        value = getattr(node, name)
+        if isinstance(value, list):
+            found += [v for v in value if isinstance(v, ast.AST)]
+        elif isinstance(value, ast.AST):
+            found.append(value)
+    return found
