@@ -291,3 +291,18 @@ def test_the_hook_that_quiets_a_stopped_pools_thread_is_installed_once():
         assert hooks[0].quiets_cancelled_futures is True
     finally:
         threading.excepthook = before
+
+
+def test_a_stopped_pools_thread_is_not_woken_at_exit():
+    """concurrent.futures wakes every pool's thread at exit; a stopped
+    pool's may have closed its pipe by then, so it is not among them."""
+    from concurrent.futures import process
+
+    analyses = workers.Analyses(2)
+    analyses.task = _in_a_worker
+    for name in ("a.py", "b.py"):
+        analyses.add(Path(name), b"no candidates")
+    pool_thread = analyses.pool._executor_manager_thread
+    assert pool_thread in process._threads_wakeups
+    analyses.stop()
+    assert pool_thread not in process._threads_wakeups

@@ -135,10 +135,12 @@ class Analyses:
         (they write nothing, so nothing is left half-done)."""
         if self.pool is not None:
             workers = list((self.pool._processes or {}).values())
-            _quiet_cancelled_futures_breaking(self.pool._executor_manager_thread)
+            pool_thread = self.pool._executor_manager_thread
+            _quiet_cancelled_futures_breaking(pool_thread)
             self.pool.shutdown(wait=False, cancel_futures=True)
             for worker in workers:
                 worker.terminate()
+            _not_woken_at_exit(pool_thread)
             self.pool = None
 
 
@@ -170,6 +172,18 @@ def _quiet_cancelled_futures_breaking(pool_thread) -> None:
 
     hook.quiets_cancelled_futures = True
     threading.excepthook = hook
+
+
+def _not_woken_at_exit(pool_thread) -> None:
+    """At exit, concurrent.futures wakes each pool's thread through a pipe;
+    a stopped pool's thread may close that pipe at the same moment (it ends
+    with its workers), and the write then fails with "Bad file descriptor",
+    printed after "error: interrupted" (CPython 3.11 checks, then writes,
+    unlocked). That thread needs no waking: it is left out."""
+    from concurrent.futures import process
+
+    if pool_thread is not None:  # None: it had ended already
+        process._threads_wakeups.pop(pool_thread, None)
 
 
 def _died(path: Path) -> FileResult:
