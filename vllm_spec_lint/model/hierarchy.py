@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 KV_CACHE_INTERFACE = "vllm.v1.kv_cache_interface"
@@ -302,11 +302,13 @@ def read_class_bases(source: bytes | str) -> dict[str, tuple[str, ...]]:
 def _class_bases(source: bytes | str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     import ast
 
+    from vllm_spec_lint.model.ast_fields import statements
+
     tree = ast.parse(source)
     classes = [n for n in tree.body if isinstance(n, ast.ClassDef)]
     defined = {c.name for c in classes}
     imported: dict[str, str] = {}
-    for node in _statements(tree.body):  # under ``if TYPE_CHECKING:`` too
+    for node in statements(tree.body):  # under ``if TYPE_CHECKING:`` too
         if isinstance(node, ast.ImportFrom):
             module = "." * node.level + (node.module or "")
             for alias in node.names:
@@ -331,24 +333,6 @@ def _class_bases(source: bytes | str) -> tuple[tuple[str, tuple[str, ...]], ...]
         (c.name, tuple(b for b in map(base_name, c.bases) if b is not None))
         for c in classes
     )
-
-
-def _statements(body: list) -> Iterator:
-    """The statements of ``body`` and of every block nested in it, in the
-    order ``ast.walk`` meets them, without the expressions (which hold no
-    statement): where an import can be, for a third of a whole walk."""
-    from collections import deque
-
-    nodes = deque(body)
-    while nodes:
-        node = nodes.popleft()
-        yield node
-        for name in node._fields:  # a handler or a case holds a block too
-            if name in _BLOCKS:
-                nodes.extend(getattr(node, name))
-
-
-_BLOCKS = frozenset({"body", "orelse", "finalbody", "handlers", "cases"})
 
 
 def read_declared(
