@@ -65,15 +65,25 @@ def test_stopping_ends_the_workers_at_once():
     pool = analyses.pool
     processes = list(pool._processes.values())
     assert len(processes) == 2
-    analyses.stop()
+    import threading
     from multiprocessing.connection import wait
 
-    for worker in processes:
-        # Ready once the process has ended (stop(), not this wait, ends it);
-        # not is_alive(): the pool's own thread may reap it first, and a
-        # reaped worker's is_alive() says True.
-        assert wait([worker.sentinel], 60) == [worker.sentinel]
-    assert analyses.pool is None
+    # In a thread: a stop() that waited for the blocked workers would hang
+    # the test, not fail it.
+    stopping = threading.Thread(target=analyses.stop, daemon=True)
+    try:
+        stopping.start()
+        stopping.join(60)
+        assert not stopping.is_alive()
+        for worker in processes:
+            # Ready once the process has ended (stop(), not this wait, ends
+            # it); not is_alive(): the pool's own thread may reap it first,
+            # and a reaped worker's is_alive() says True.
+            assert wait([worker.sentinel], 60) == [worker.sentinel]
+        assert analyses.pool is None
+    finally:
+        for worker in processes:
+            worker.kill()  # a stop() that failed leaves them blocked
 
 
 def test_the_pool_starts_once_and_never_for_one_job():
