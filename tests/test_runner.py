@@ -7,6 +7,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import (
     BAD,
     COMPRESSED_PARENT,
@@ -19,7 +21,7 @@ from tests.conftest import (
 from vllm_spec_lint.core.findings import parse_error
 from vllm_spec_lint.core.settings import Config
 from vllm_spec_lint.edges import cache, runner, workers
-from vllm_spec_lint.edges.runner import Mode, run
+from vllm_spec_lint.edges.runner import CheckRun, Mode, run
 from vllm_spec_lint.faces import cli
 from vllm_spec_lint.model.hierarchy import ClassHierarchy
 from vllm_spec_lint.repair import formatting
@@ -260,6 +262,40 @@ def test_a_run_without_jobs_uses_every_processor(tmp_path, monkeypatch):
     (tmp_path / "w.py").write_text(BAD)
     run([tmp_path], Config(root=tmp_path), use_cache=False)
     assert pools == [os.cpu_count()]
+
+
+def test_a_run_on_a_machine_that_hides_its_processors_uses_one_job(
+    tmp_path, monkeypatch
+):
+    """os.cpu_count() is None where the count cannot be known: the files are
+    analysed in this process, without a pool."""
+    pools = _record_pool_sizes(monkeypatch)
+    monkeypatch.setattr(os, "cpu_count", lambda: None)
+    (tmp_path / "w.py").write_text(BAD)
+    run([tmp_path], Config(root=tmp_path), use_cache=False)
+    assert pools == [1]
+
+
+def test_ctrl_c_in_a_fix_says_how_many_files_were_written(tmp_path, monkeypatch):
+    """Stopped while the third of four fixed files is about to be written:
+    RunInterrupted counts the two written before it."""
+    real_write = runner._FixWriter.write
+
+    def write(self, result, config, hierarchy):
+        if Path(result.path).name == "w2.py":
+            raise KeyboardInterrupt
+        real_write(self, result, config, hierarchy)
+
+    monkeypatch.setattr(runner._FixWriter, "write", write)
+    for i in range(4):
+        (tmp_path / f"w{i}.py").write_text(BAD)
+    config = Config(root=tmp_path, fix_formatter="none")
+    with pytest.raises(runner.RunInterrupted) as stopped:
+        run([tmp_path], config, fix=True, unsafe=True, write=True, use_cache=False,
+            jobs=1)  # fmt: skip
+    assert stopped.value.written == 2
+    texts = [(tmp_path / f"w{i}.py").read_text() for i in range(4)]
+    assert texts == [FIXED, FIXED, BAD, BAD]
 
 
 def test_the_command_lines_jobs_reach_the_runner(tmp_path, monkeypatch, capsys):
@@ -566,6 +602,40 @@ def test_a_checks_second_half_keeps_the_suppressed_and_applies_noqa(tmp_path):
     finished = runner.finish_file(path, source, relevant, config, hierarchy)
     assert finished.findings == []
     assert [(f.code, f.location) for f in finished.suppressed] == [("VSL001", (7, 25))]
+
+
+def test_analysing_a_file_is_the_analyse_pause_point(tmp_path, monkeypatch):
+    """Where the Ctrl-C tests hold a worker (tests/test_hard_edges.py, in a
+    process of its own)."""
+    paused = []
+    monkeypatch.setattr(runner, "pause_point", lambda *at: paused.append(at))
+    path = Path("w.py")
+    config, hierarchy = Config(root=tmp_path), ClassHierarchy.default()
+    result = runner.analyze_file(path, BAD.encode(), config, hierarchy, Mode())
+    assert paused == [("analyse", path)]
+    assert _sites(CheckRun([result], hierarchy)) == [("w.py", "VSL001", (2, 40))]
+
+
+def test_a_files_last_analysis_is_handed_to_the_analysis(tmp_path, monkeypatch):
+    """The same text analysed again with its last analysis is answered from
+    it: libcst and the rules run once."""
+    from vllm_spec_lint.core import analysis
+    from vllm_spec_lint.core.last_analysis import LastAnalysis
+
+    analysed = []
+    real = analysis._analyze_slice
+
+    def counted(*args):
+        analysed.append(args[0].text)
+        return real(*args)
+
+    monkeypatch.setattr(analysis, "_analyze_slice", counted)
+    path, last = Path("w.py"), LastAnalysis()
+    config, hierarchy = Config(root=tmp_path), ClassHierarchy.default()
+    for _ in range(2):
+        again = runner.analyze_file(path, BAD.encode(), config, hierarchy, Mode(), last)
+        assert _sites(CheckRun([again], hierarchy)) == [("w.py", "VSL001", (2, 40))]
+    assert len(analysed) == 1
 
 
 def test_screening_a_file_is_the_analyse_pause_point(tmp_path, monkeypatch):
