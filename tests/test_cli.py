@@ -767,7 +767,8 @@ def test_a_run_pauses_the_cycle_collector_and_the_server_keeps_it(
 ):
     """A run of the command line pauses Python's cycle collector; the
     language server, which runs for hours, keeps it; main() leaves it as
-    it found it, for a caller in the same process."""
+    it found it, for a caller in the same process: after a run, after a run
+    that failed, and off when the caller had turned it off."""
     import gc
 
     from vllm_spec_lint.faces import cli
@@ -790,3 +791,19 @@ def test_a_run_pauses_the_cycle_collector_and_the_server_keeps_it(
     assert cli.main(["server"]) == 0
     assert gc.isenabled()
     assert seen == {"check": False, "server": True}
+
+    def failing(args, config):
+        seen["failing"] = gc.isenabled()
+        raise cli.UsageError("no")
+
+    monkeypatch.setitem(cli.COMMANDS, "check", failing)
+    assert cli.main(["check", "."]) == 2
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        monkeypatch.setitem(cli.COMMANDS, "check", record("check"))
+        assert cli.main(["check", "."]) == 0
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    assert seen == {"check": False, "server": True, "failing": False}

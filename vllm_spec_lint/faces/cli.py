@@ -10,8 +10,10 @@ internal error, 130 interrupted (Ctrl-C).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 from vllm_spec_lint import __version__
@@ -71,7 +73,6 @@ COMMANDS = {
 
 
 def main(argv: list[str] | None = None) -> int:
-    collecting = gc.isenabled()
     try:
         return _main(sys.argv[1:] if argv is None else argv)
     except (UsageError, ConfigError, HierarchyError, ReportNotWritten) as e:
@@ -88,9 +89,6 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as e:  # an internal error is exit 2, never a silent pass
         print(f"error: internal error: {_crash_report(e)}", file=sys.stderr)
         return EXIT_ERROR
-    finally:
-        if collecting:  # as it was, for a caller in the same process
-            gc.enable()
 
 
 def _main(argv: list[str]) -> int:
@@ -113,15 +111,26 @@ def _main(argv: list[str]) -> int:
     if getattr(args, "paths", None) == [] and not reads_stdin(args):
         args.paths = [Path(".")]  # no path means `.`, exactly
     if args.command == "server":  # settings are read per document
-        return command_server(args, Config())
-    # A run is short and makes few reference cycles: the cycle collector
-    # would walk the growing heap again and again while it imports and
-    # parses (~4 % of a cold whole-tree check's CPU); forked workers inherit
-    # the pause. The server runs for hours: not it.
+        return command_server(args, Config())  # for hours: the collector runs
+    with _cycle_collector_paused():
+        config = config_for(args)
+        _warn_about_parse_error_selection(config)
+        return COMMANDS[args.command](args, config)
+
+
+@contextlib.contextmanager
+def _cycle_collector_paused() -> Iterator[None]:
+    """A run is short and makes few reference cycles: the cycle collector
+    would walk the growing heap again and again while it imports and
+    parses (~4 % of a cold whole-tree check's CPU); forked workers inherit
+    the pause. Afterwards as it was, for a caller in the same process."""
+    collecting = gc.isenabled()
     gc.disable()
-    config = config_for(args)
-    _warn_about_parse_error_selection(config)
-    return COMMANDS[args.command](args, config)
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
 
 
 def _warn_about_parse_error_selection(config: Config) -> None:
