@@ -95,10 +95,11 @@ def _parse_error_of(exc: BaseException, path: str) -> Finding:
 
 
 @contextmanager
-def _gc_paused() -> Iterator[None]:
+def gc_paused() -> Iterator[None]:
     """Parsing builds hundreds of thousands of short-lived, acyclic nodes; the
     cycle collector would walk them again and again (about half of parse
-    time). Reference counting frees them; the collector runs afterwards."""
+    time). Reference counting frees them; the collector runs afterwards,
+    unless it was off already (a caller's own pause)."""
     if not gc.isenabled():
         yield
         return
@@ -153,7 +154,7 @@ def analyze_source(
     the source. ``last``, the file's last analysis, is reused when the
     file's slice has not changed (and updated when it has).
     """
-    with _gc_paused():
+    with gc_paused():
         return _analyze_source(
             source, path, config, hierarchy, module_name, apply_noqa, tree, last
         )
@@ -198,7 +199,7 @@ def screen_source(
     analysis when CPython's parser and the slicer settle it (no candidate,
     or a parse error), else the slice (core/slicing.py) that
     :func:`analyze_slice` finishes."""
-    with _gc_paused():
+    with gc_paused():
         return _screen(source, path, config, hierarchy, module_name, None)
 
 
@@ -213,7 +214,7 @@ def analyze_slice(
 ) -> FileAnalysis:
     """The second half of :func:`analyze_source`: the rules over the slice
     :func:`screen_source` returned for ``source``."""
-    with _gc_paused():
+    with gc_paused():
         return _analyze_slice(
             relevant, source, path, config, hierarchy, module_name, True
         )

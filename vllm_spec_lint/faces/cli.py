@@ -10,10 +10,7 @@ internal error, 130 interrupted (Ctrl-C).
 from __future__ import annotations
 
 import argparse
-import contextlib
-import gc
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 from vllm_spec_lint import __version__
@@ -112,25 +109,16 @@ def _main(argv: list[str]) -> int:
         args.paths = [Path(".")]  # no path means `.`, exactly
     if args.command == "server":  # settings are read per document
         return command_server(args, Config())  # for hours: the collector runs
-    with _cycle_collector_paused():
+    # A run is short and makes few reference cycles: the cycle collector
+    # would walk the growing heap again and again while it imports and
+    # parses (~4 % of a cold whole-tree check's CPU); forked workers inherit
+    # the pause. Afterwards as it was, for a caller in the same process.
+    from vllm_spec_lint.core.analysis import gc_paused
+
+    with gc_paused():
         config = config_for(args)
         _warn_about_parse_error_selection(config)
         return COMMANDS[args.command](args, config)
-
-
-@contextlib.contextmanager
-def _cycle_collector_paused() -> Iterator[None]:
-    """A run is short and makes few reference cycles: the cycle collector
-    would walk the growing heap again and again while it imports and
-    parses (~4 % of a cold whole-tree check's CPU); forked workers inherit
-    the pause. Afterwards as it was, for a caller in the same process."""
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if collecting:
-            gc.enable()
 
 
 def _warn_about_parse_error_selection(config: Config) -> None:
