@@ -502,6 +502,114 @@ def test_a_tree_check_reads_each_file_once_for_the_analysis_and_the_pass(
     assert sorted(opened) == sorted(p.resolve() for p in root.rglob("*.py"))
 
 
+def test_a_tree_checks_verdicts_are_kept_and_a_no_cache_run_keeps_none(
+    tmp_path, monkeypatch
+):
+    """The pass's verdict is cached with the results: the next check reads
+    no file for it. A run without the cache writes none."""
+    from vllm_spec_lint.core.settings import Config
+    from vllm_spec_lint.edges import pairing, runner
+
+    root = _tree(tmp_path)
+    config = Config(root=root)
+    unkept = runner.run([root], config, use_cache=False, jobs=1)
+    assert not (root / ".vllm_spec_lint_cache").exists()
+    first = runner.run([root], config, jobs=1)
+
+    def no_reading(*args, **kwargs):
+        raise AssertionError("the pass read a file again")
+
+    monkeypatch.setattr(pairing, "summarize", no_reading)
+    again = runner.run([root], config, jobs=1)
+    for check_run in (unkept, first, again):
+        assert check_run.findings == []
+        assert [
+            (Path(f.path).name, f.location, f.suppressed_by[:9])
+            for f in check_run.suppressed
+        ] == [("indexer.py", (15, 43), "pairing: ")]
+
+
+@pytest.mark.parametrize(
+    ("jobs", "events"), [(2, ["pass", "results"]), (1, ["results"])]
+)
+def test_the_pass_starts_while_the_workers_analyse(tmp_path, monkeypatch, jobs, events):
+    """With workers, this process starts the pass on the guessed builders
+    before it waits for their results; alone, it analyses first."""
+    from vllm_spec_lint.core.settings import Config
+    from vllm_spec_lint.edges import runner, workers
+
+    seen = []
+    real_start, real_results = runner.TreePairing.start, workers.Analyses.results
+
+    def start(self):
+        seen.append("pass")
+        real_start(self)
+
+    def results(self):
+        seen.append("results")
+        yield from real_results(self)
+
+    monkeypatch.setattr(runner.TreePairing, "start", start)
+    monkeypatch.setattr(workers.Analyses, "results", results)
+    root = _tree(tmp_path)
+    check_run = runner.run([root], Config(root=root), use_cache=False, jobs=jobs)
+    assert seen == events
+    assert [f.suppressed_by[:9] for f in check_run.suppressed] == ["pairing: "]
+
+
+LATER = "vllm/v1/attention/backends/later.py"
+
+
+def test_a_tree_fix_fixes_the_files_after_a_held_one(tmp_path):
+    """A builder's file held for the pairing does not stop the files after
+    it from being fixed and written."""
+    from vllm_spec_lint.core.settings import Config
+    from vllm_spec_lint.edges import runner
+
+    bad = "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n\nOK = isinstance(S, MLAAttentionSpec)\n"
+    root = _tree(tmp_path, {SITE: TWO_BUILDERS, LATER: bad})
+    config = Config(root=root, fix_formatter="none")
+    fixed = runner.run(
+        [root], config, fix=True, unsafe=True, write=True, use_cache=False, jobs=1
+    )
+    assert (root / SITE).read_text() == TWO_BUILDERS_FIXED
+    assert (root / LATER).read_text() == (
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowMLASpec\n"
+        "\n"
+        "OK = isinstance(S, (MLAAttentionSpec, SlidingWindowMLASpec))\n"
+    )
+    assert [(Path(r.path).name, r.fixed) for r in fixed.results if r.fixed] == [
+        ("indexer.py", ("VSL001", "VSL001")),
+        ("later.py", ("VSL001",)),
+    ]
+
+
+def test_a_held_files_write_that_fails_is_its_failure(tmp_path, monkeypatch):
+    """The write after the pairing fails (an I/O error): the file says so,
+    keeps its findings as they stand, and stays as it was."""
+    from tests.conftest import failing_disk
+    from vllm_spec_lint.core.settings import Config
+    from vllm_spec_lint.edges import runner
+
+    root = _tree(tmp_path, {SITE: TWO_BUILDERS})
+    failing_disk(monkeypatch)
+    config = Config(root=root, fix_formatter="none")
+    fixed = runner.run(
+        [root], config, fix=True, unsafe=True, write=True, use_cache=False, jobs=1
+    )
+    [held] = [r for r in fixed.results if r.failure]
+    assert (Path(held.path).name, held.failure) == (
+        "indexer.py",
+        "not written: [Errno 5] Input/output error",
+    )
+    assert [(f.code, f.location) for f in held.findings] == [
+        ("VSL001", (21, 47)),
+        ("VSL001", (24, 35)),
+        ("VSL005", (25, 11)),
+    ]
+    assert (root / SITE).read_text() == TWO_BUILDERS
+
+
 # -- the reading itself, on the same trees (model/pairing.py, no I/O) ------------
 
 BUILDER = "vllm.v1.attention.backends.indexer.IndexerMetadataBuilder"

@@ -484,6 +484,29 @@ def test_a_cached_entry_holding_one_wanted_fix_is_fixed_not_served(tmp_path):
     assert _sites(fixed) == [("w.py", "VSL005", (3, 10))]
 
 
+def test_a_warm_check_keeps_the_suppressed_findings(tmp_path, monkeypatch):
+    """A cached file's suppressed findings come back with it (`--statistics`
+    and `--show-suppressed` count them), as the cold check found them."""
+    (tmp_path / "w.py").write_text(NARROWED)
+    config = Config(root=tmp_path)
+    cold = run([tmp_path], config, jobs=1)
+
+    def no_analysis(*args, **kwargs):
+        raise AssertionError("a cached file analysed again")
+
+    monkeypatch.setattr(runner, "analyze_file", no_analysis)
+    warm = run([tmp_path], config, jobs=1)
+    why = (
+        "narrowed: `isinstance(spec, SlidingWindowMLASpec)` (line 5) already "
+        "excludes SlidingWindowMLASpec"
+    )
+    for check_run in (cold, warm):
+        assert check_run.findings == []
+        assert [
+            (f.code, f.location, f.suppressed_by) for f in check_run.suppressed
+        ] == [("VSL001", (7, 25), why)]
+
+
 def test_a_write_the_system_fails_is_the_files_failure_and_the_run_goes_on(
     tmp_path, monkeypatch
 ):
