@@ -610,6 +610,78 @@ def test_a_held_files_write_that_fails_is_its_failure(tmp_path, monkeypatch):
     assert (root / SITE).read_text() == TWO_BUILDERS
 
 
+# A plugin's stand-ins, and a builder's file whose last test only the tree's
+# classes narrow: SlidingWindowMLASpec's test excludes the plugin's companion,
+# its subclass (read from the tree, unknown to vLLM's own hierarchy).
+PLUGIN_SPECS = """\
+from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowMLASpec
+
+
+class XMLAAttentionSpec(MLAAttentionSpec):
+    pass
+
+
+class XSlidingWindowMLASpec(SlidingWindowMLASpec):
+    pass
+"""
+WITH_STAND_INS = TWO_BUILDERS.replace(
+    "import MLAAttentionSpec\n",
+    "import MLAAttentionSpec, SlidingWindowMLASpec\n"
+    "from vllm.plugin_specs import XMLAAttentionSpec\n",
+) + (
+    """
+
+def is_plugin_mla(spec):
+    if isinstance(spec, SlidingWindowMLASpec):
+        return False
+    return isinstance(spec, XMLAAttentionSpec)
+"""
+)
+
+
+def _fixed_with_stand_ins(tmp_path):
+    from vllm_spec_lint.core.settings import Config
+    from vllm_spec_lint.edges import runner
+
+    root = _tree(tmp_path, {SITE: WITH_STAND_INS, "vllm/plugin_specs.py": PLUGIN_SPECS})
+    config = Config(root=root, fix_formatter="none")
+    fixed = runner.run(
+        [root], config, fix=True, unsafe=True, write=True, use_cache=False, jobs=1
+    )
+    return root, fixed
+
+
+def test_a_held_file_is_fixed_again_with_the_trees_classes(tmp_path):
+    """After the pairing, the held builder's file is analysed again with the
+    hierarchy read from the tree: the test it narrows stays as written."""
+    root, fixed = _fixed_with_stand_ins(tmp_path)
+    assert (root / SITE).read_text() == (
+        WITH_STAND_INS.replace(
+            "        return isinstance(self.kv_cache_spec, MLAAttentionSpec)\n",
+            "        return isinstance(self.kv_cache_spec, (MLAAttentionSpec, SlidingWindowMLASpec))\n",
+        ).replace(
+            "IS_MLA = isinstance(DEFAULT_SPEC, MLAAttentionSpec)\n",
+            "IS_MLA = isinstance(DEFAULT_SPEC, (MLAAttentionSpec, SlidingWindowMLASpec))\n",
+        )
+    )
+
+
+def test_a_held_files_failed_write_reports_with_the_trees_classes(
+    tmp_path, monkeypatch
+):
+    from tests.conftest import failing_disk
+
+    failing_disk(monkeypatch)
+    root, fixed = _fixed_with_stand_ins(tmp_path)
+    [held] = [r for r in fixed.results if r.failure]
+    assert [(f.code, f.location) for f in held.findings] == [
+        ("VSL001", (22, 47)),
+        ("VSL001", (25, 35)),
+        ("VSL005", (26, 11)),
+    ]
+    assert (root / SITE).read_text() == WITH_STAND_INS
+
+
 # -- the reading itself, on the same trees (model/pairing.py, no I/O) ------------
 
 BUILDER = "vllm.v1.attention.backends.indexer.IndexerMetadataBuilder"

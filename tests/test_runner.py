@@ -528,6 +528,43 @@ def test_a_write_the_system_fails_is_the_files_failure_and_the_run_goes_on(
     assert (tmp_path / "a.py").read_text() == (tmp_path / "b.py").read_text() == BAD
 
 
+def test_a_failed_write_reports_the_files_findings_with_the_trees_classes(
+    tmp_path, monkeypatch
+):
+    """The findings a file keeps after its write failed come from the
+    hierarchy read from the tree: a plugin's companion, a subclass of
+    SlidingWindowMLASpec, is excluded by a test of its parent."""
+    (tmp_path / "specs.py").write_text(
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowMLASpec\n"
+        "\n\n"
+        "class XMLAAttentionSpec(MLAAttentionSpec):\n"
+        "    pass\n"
+        "\n\n"
+        "class XSlidingWindowMLASpec(SlidingWindowMLASpec):\n"
+        "    pass\n"
+    )
+    (tmp_path / "use.py").write_text(
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec, SlidingWindowMLASpec\n"
+        "\n"
+        "from specs import XMLAAttentionSpec\n"
+        "\n\n"
+        "def is_mla(spec):\n"
+        "    if isinstance(spec, SlidingWindowMLASpec):\n"
+        "        return False\n"
+        "    return isinstance(spec, XMLAAttentionSpec)\n"
+        "\n\n"
+        "OK = isinstance(S, MLAAttentionSpec)\n"
+    )
+    failing_disk(monkeypatch)
+    config = Config(root=tmp_path, fix_formatter="none")
+    fixed = run(
+        [tmp_path], config, fix=True, unsafe=True, write=True, use_cache=False, jobs=1
+    )
+    [failed] = [r for r in fixed.results if r.failure]
+    assert Path(failed.path).name == "use.py"
+    assert [(f.code, f.location) for f in failed.findings] == [("VSL001", (12, 20))]
+
+
 def test_a_checks_two_halves_give_its_whole_analysis(tmp_path):
     """screen_file settles, without libcst, a file with no candidate or one
     that does not parse or decode; for the rest, its slice finished by
