@@ -113,6 +113,7 @@ def _main(argv: list[str]) -> int:
     # would walk the growing heap again and again while it imports and
     # parses (~4 % of a cold whole-tree check's CPU); forked workers inherit
     # the pause. Afterwards as it was, for a caller in the same process.
+    # (Imported here: the server starts without the analysis.)
     from vllm_spec_lint.core.analysis import gc_paused
 
     with gc_paused():

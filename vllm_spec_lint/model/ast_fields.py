@@ -1,8 +1,8 @@
 """Walking CPython's ``ast`` by the fields that can hold a node, known per
 node type: faster than ``ast.iter_fields`` and ``ast.iter_child_nodes``,
 which try every field of every node (class summaries walk every expression
-of the files backend pairing reads; the class hierarchy walks the
-statements of every file that defines a base)."""
+of the files backend pairing reads; reading class bases walks the
+statements of each module the hierarchy is read from)."""
 
 from __future__ import annotations
 
