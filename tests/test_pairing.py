@@ -904,6 +904,40 @@ def test_with_or_without_workers_the_verdicts_are_the_same(tmp_path, jobs):
     assert _check(left, "-j", jobs)[0] == []
 
 
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_guessed_builder_whose_chain_cannot_be_read_decides_nothing_else(
+    tmp_path, jobs
+):
+    """With workers the pass starts on builders guessed from the text; one
+    the analysis never asks about (its test is noqa'd) whose name a file that
+    does not parse holds must not leave the asked builder undecided: the
+    same verdict as without workers."""
+    from vllm_spec_lint.core.settings import Config
+    from vllm_spec_lint.edges import runner
+
+    other = (
+        INDEXER.replace("IndexerBackend", "OtherBackend")
+        .replace("IndexerMetadataBuilder", "OtherMetadataBuilder")
+        .replace(
+            "        if isinstance(self.kv_cache_spec, MLAAttentionSpec):\n",
+            "        if isinstance(self.kv_cache_spec, MLAAttentionSpec):  # noqa: VSL001\n",
+        )
+    )
+    root = _tree(
+        tmp_path,
+        {
+            "vllm/v1/attention/backends/other.py": other,
+            "vllm/broken.py": "OtherMetadataBuilder(\n",
+        },
+    )
+    check_run = runner.run([root], Config(root=root), use_cache=False, jobs=jobs)
+    assert check_run.findings == []
+    assert [
+        (Path(f.path).name, f.location, f.suppressed_by[:9])
+        for f in check_run.suppressed
+    ] == [("indexer.py", (15, 43), "pairing: ")]
+
+
 # -- which tests are on a builder's own spec (model/own_spec.py) ----------------
 
 IMPORT = "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n\n\n"

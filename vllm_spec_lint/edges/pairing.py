@@ -320,6 +320,12 @@ class TreePairing:
     def start(self) -> None:
         if self.guessed and self._cached() is None:
             self._pass().explore(self.guessed)
+            if not self._pairing.readable:
+                # A guessed chain that cannot be read (a file naming it does
+                # not parse, or it will not stop growing) must not leave the
+                # builders the analysis asks about undecided: ``decide``
+                # starts afresh, as it does without workers.
+                self._pairing = None
 
     def decide(self, own_specs) -> dict[tuple[str, ...], str]:
         own_specs = set(own_specs)
