@@ -162,6 +162,22 @@ def failing_disk(monkeypatch) -> None:
     monkeypatch.setattr(os, "fsync", fsync)
 
 
+def count_slice_analyses(monkeypatch) -> list[str]:
+    """The slice texts libcst and the rules are run on from now on (one
+    entry per run), the analysis going on as before."""
+    from vllm_spec_lint.core import analysis
+
+    analysed: list[str] = []
+    real = analysis._analyze_slice
+
+    def counted(*args):
+        analysed.append(args[0].text)
+        return real(*args)
+
+    monkeypatch.setattr(analysis, "_analyze_slice", counted)
+    return analysed
+
+
 def run_cli(
     *args: str,
     cwd: Path | None = None,

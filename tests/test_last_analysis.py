@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.conftest import count_slice_analyses
 from vllm_spec_lint.core.analysis import analyze_source
 from vllm_spec_lint.core.findings import FileAnalysis, Finding
 from vllm_spec_lint.core.last_analysis import LastAnalysis
@@ -75,16 +76,7 @@ def test_an_edit_outside_the_slice_is_answered_without_analysing_it_again(
     """The promise the language server's speed rests on: libcst and the
     rules run for the first text and for an edit inside the slice, not for
     an edit outside it."""
-    from vllm_spec_lint.core import analysis
-
-    analysed = []
-    real = analysis._analyze_slice
-
-    def counted(*args):
-        analysed.append(args[0].text)
-        return real(*args)
-
-    monkeypatch.setattr(analysis, "_analyze_slice", counted)
+    analysed = count_slice_analyses(monkeypatch)
     last = LastAnalysis()
     _with(last, SOURCE)
     assert len(analysed) == 1

@@ -654,7 +654,7 @@ def _fixed_with_stand_ins(tmp_path):
 def test_a_held_file_is_fixed_again_with_the_trees_classes(tmp_path):
     """After the pairing, the held builder's file is analysed again with the
     hierarchy read from the tree: the test it narrows stays as written."""
-    root, fixed = _fixed_with_stand_ins(tmp_path)
+    root, _ = _fixed_with_stand_ins(tmp_path)
     assert (root / SITE).read_text() == (
         WITH_STAND_INS.replace(
             "        return isinstance(self.kv_cache_spec, MLAAttentionSpec)\n",

@@ -14,6 +14,7 @@ from tests.conftest import (
     COMPRESSED_PARENT,
     FIXED,
     SPEC_CLASSES,
+    count_slice_analyses,
     failing_disk,
     fake_black,
     write_family_module,
@@ -679,17 +680,9 @@ def test_analysing_a_file_is_the_analyse_pause_point(tmp_path, monkeypatch):
 def test_a_files_last_analysis_is_handed_to_the_analysis(tmp_path, monkeypatch):
     """The same text analysed again with its last analysis is answered from
     it: libcst and the rules run once."""
-    from vllm_spec_lint.core import analysis
     from vllm_spec_lint.core.last_analysis import LastAnalysis
 
-    analysed = []
-    real = analysis._analyze_slice
-
-    def counted(*args):
-        analysed.append(args[0].text)
-        return real(*args)
-
-    monkeypatch.setattr(analysis, "_analyze_slice", counted)
+    analysed = count_slice_analyses(monkeypatch)
     path, last = Path("w.py"), LastAnalysis()
     config, hierarchy = Config(root=tmp_path), ClassHierarchy.default()
     for _ in range(2):
