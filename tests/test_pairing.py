@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
@@ -482,7 +480,6 @@ def test_a_tree_check_reads_each_file_once_for_the_analysis_and_the_pass(
     tmp_path, monkeypatch
 ):
     """The pass takes the bytes the run read to screen the files."""
-    import os
 
     from vllm_spec_lint.core.settings import Config
     from vllm_spec_lint.edges import runner
@@ -1139,10 +1136,10 @@ def test_a_layers_base_in_a_file_naming_no_chain_class_is_read(tmp_path):
     assert _check(root)[0] == [(SITE, SITE_ROW, "VSL001")]
 
 
-def test_names_sharing_a_piece_are_each_looked_for(tmp_path):
+def test_a_name_inside_another_is_looked_for_on_its_own(tmp_path):
     """``IndexerBackend`` and ``FastIndexerBackend``, found in the same file,
-    are searched for by the piece they share; a file that holds only one of
-    them is still read."""
+    are both looked for: a file that holds only the longer one is still
+    read."""
     fast = "\n\nclass FastIndexerBackend(IndexerBackend):\n    pass\n"
     extra = {SITE: INDEXER + fast}
     assert _check(_tree(tmp_path / "left", extra))[0] == []
@@ -1152,135 +1149,6 @@ def test_names_sharing_a_piece_are_each_looked_for(tmp_path):
     )
     kept = _tree(tmp_path / "kept", extra)
     assert _check(kept)[0] == [(SITE, SITE_ROW, "VSL001")]
-
-
-@pytest.mark.parametrize(
-    "name, pieces",
-    [
-        ("QSAStateBackend", {"QSAState", "QSAStateBackend", "State", "StateBackend", "Backend"}),
-        (  # capitals before a capitalised word are a word of their own
-            "V4CPUIndexer",
-            {"V4CPU", "V4CPUIndexer", "4CPUIndexer", "CPUIndexer", "Indexer"},
-        ),
-        ("_RECORDABLE_BUILDERS", {
-            "_RECORDABLE", "_RECORDABLE_", "_RECORDABLE_BUILDERS", "RECORDABLE",
-            "RECORDABLE_", "RECORDABLE_BUILDERS", "_BUILDERS", "BUILDERS",
-        }),
-        ("Glm5Tail", {"Glm5Tail", "5Tail"}),
-        ("Kv", set()),
-    ],
-)  # fmt: skip
-def test_a_name_s_pieces_are_its_runs_of_whole_words_five_long_or_more(name, pieces):
-    from vllm_spec_lint.edges.pairing import _pieces
-
-    assert _pieces(name) == pieces
-
-
-@pytest.mark.parametrize(
-    "names, needles",
-    [
-        (  # the longer of two pieces the same names share
-            {"DeepseekV32IndexerMetadataBuilder", "QSAMetadataBuilder"},
-            {b"MetadataBuilder": [
-                (b"DeepseekV32IndexerMetadataBuilder", 18),
-                (b"QSAMetadataBuilder", 3),
-            ]},
-        ),
-        (  # the piece the most share first; a name sharing none is its own
-            {"DeepseekV4IndexerCache", "Glm5NextIndexerCache", "Glm5NextTailCache",
-             "_RECORDABLE_BUILDERS"},
-            {
-                b"Cache": [
-                    (b"DeepseekV4IndexerCache", 17),
-                    (b"Glm5NextIndexerCache", 15),
-                    (b"Glm5NextTailCache", 12),
-                ],
-                b"_RECORDABLE_BUILDERS": [(b"_RECORDABLE_BUILDERS", 0)],
-            },
-        ),
-        (  # then the piece the most of those left share
-            {"KimiIndexerBackend", "KimiIndexerCache", "QSAStateBackend",
-             "QSAStateCache", "KpoolTailBackend"},
-            {
-                b"Backend": [
-                    (b"KimiIndexerBackend", 11),
-                    (b"KpoolTailBackend", 9),
-                    (b"QSAStateBackend", 8),
-                ],
-                b"Cache": [(b"KimiIndexerCache", 11), (b"QSAStateCache", 8)],
-            },
-        ),
-        (  # each place a piece starts in a name
-            {"CacheToCache", "OtherCache"},
-            {b"Cache": [(b"CacheToCache", 0), (b"CacheToCache", 7),
-                        (b"OtherCache", 5)]},
-        ),
-        (  # ... overlapping places too
-            {"AbcAbcAbc", "AbcAbcX"},
-            {b"AbcAbc": [(b"AbcAbcAbc", 0), (b"AbcAbcAbc", 3), (b"AbcAbcX", 0)]},
-        ),
-        (  # names too short to have a piece: each its own
-            {"Kv", "Mla"},
-            {b"Kv": [(b"Kv", 0)], b"Mla": [(b"Mla", 0)]},
-        ),
-    ],
-)  # fmt: skip
-def test_names_are_looked_for_by_the_pieces_the_most_share(names, needles):
-    from vllm_spec_lint.edges.pairing import _needles
-
-    assert _needles(names) == needles
-
-
-@pytest.mark.parametrize(
-    "source, holds",
-    [
-        (b"x = FastIndexerBackend", True),
-        # The piece first occurs in another name, then in the one looked for.
-        (b"IndexerCache\nx = FastIndexerBackend", True),
-        (b"IndexerBackend\nx = FastIndexerCache", False),
-        # The piece at the file's start: the name would begin before it.
-        (b"IndexerBackend Fast", False),
-        (b"SlowIndexerBackend", False),
-        (b"", False),
-    ],
-)
-def test_a_file_holds_a_name_where_its_piece_occurs_at_the_name_s_place(source, holds):
-    from vllm_spec_lint.edges.pairing import _holds
-
-    placed = [(b"FastIndexerBackend", 4), (b"OtherIndexer", 5)]
-    assert _holds(source, b"Indexer", placed) is holds
-
-
-def test_every_place_a_piece_occurs_is_checked_overlapping_ones_too():
-    from vllm_spec_lint.edges.pairing import _holds
-
-    # "aaaaa" occurs at 0 and at 1; the name is only at 1.
-    assert _holds(b"aaaaaaZ", b"aaaaa", [(b"aaaaaZ", 0)])
-
-
-def test_the_pieces_looked_for_are_the_same_whatever_the_hash_seed(tmp_path):
-    """Four pieces of five letters cover two names each: the tie is broken
-    by the piece itself, not by the order sets iterate in (which follows
-    the run's hash seed: a process's own, so each seed runs in one; from an
-    empty folder, so that the package is the installed one, never a
-    mutation run's mutants/)."""
-    script = (
-        "from vllm_spec_lint.edges.pairing import _needles\n"
-        "names = {'FirstCache', 'OtherCache', 'FirstState', 'OtherState'}\n"
-        "print(list(_needles(names)))\n"
-    )
-    seen = {
-        subprocess.run(
-            [sys.executable, "-c", script],
-            env={**os.environ, "PYTHONHASHSEED": str(seed)},
-            cwd=tmp_path,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout
-        for seed in range(6)
-    }
-    assert seen == {"[b'State', b'Cache']\n"}
 
 
 OWN_SPEC = (BUILDER, "vllm.v1.kv_cache_interface.SlidingWindowMLASpec")

@@ -15,6 +15,7 @@ import pytest
 from tests.conftest import REPO, run_cli
 from vllm_spec_lint.core import analysis
 from vllm_spec_lint.core.analysis import might_have_findings
+from vllm_spec_lint.core.name_search import NameSearch
 from vllm_spec_lint.core.settings import Config
 from vllm_spec_lint.model.hierarchy import ClassHierarchy
 
@@ -66,7 +67,7 @@ def test_screened_names_kept_for_another_hierarchy_at_the_same_id_are_not_used()
     # The cache is keyed by id(): a hierarchy freed and another made at its
     # address must not get the first one's names.
     families, hierarchy = Config().families, ClassHierarchy.default()
-    analysis._SCREENED[(families, id(hierarchy))] = (object(), (b"Stale",))
+    analysis._SCREENED[(families, id(hierarchy))] = (object(), NameSearch([b"Stale"]))
     assert analysis.screened_names(families, hierarchy) == (
         b"MLAAttentionSpec",
         b"SlidingWindowSpec",

@@ -26,6 +26,7 @@ from vllm_spec_lint.core.findings import (
     parse_error,
 )
 from vllm_spec_lint.core.last_analysis import LastAnalysis
+from vllm_spec_lint.core.name_search import NameSearch
 from vllm_spec_lint.core.settings import Config
 from vllm_spec_lint.model.hierarchy import ClassHierarchy, short_name
 from vllm_spec_lint.model.lines import split_lines
@@ -38,7 +39,7 @@ def might_have_findings(
     class, or a companion's own parent (VSL007), in the file, so a file
     without any of those names has none."""
     hierarchy = hierarchy or _default_hierarchy()
-    return any(name in source for name in screened_names(config.families, hierarchy))
+    return _screen_search(config.families, hierarchy).found_in(source)
 
 
 # One object, so that screened_names' memo (by identity) holds across calls;
@@ -49,12 +50,17 @@ def _default_hierarchy() -> ClassHierarchy:
     return ClassHierarchy.default()
 
 
-# (families, hierarchy) -> names; the hierarchy (unhashable) kept by identity.
-_SCREENED: dict[tuple, tuple[ClassHierarchy, tuple[bytes, ...]]] = {}
+# (families, hierarchy) -> their search; the hierarchy (unhashable) kept by
+# identity.
+_SCREENED: dict[tuple, tuple[ClassHierarchy, NameSearch]] = {}
 
 
 def screened_names(families: tuple, hierarchy: ClassHierarchy) -> tuple[bytes, ...]:
     """The names a file must hold to have a finding."""
+    return _screen_search(families, hierarchy).names
+
+
+def _screen_search(families: tuple, hierarchy: ClassHierarchy) -> NameSearch:
     key = (families, id(hierarchy))
     known = _SCREENED.get(key)
     if known is not None and known[0] is hierarchy:
@@ -63,7 +69,7 @@ def screened_names(families: tuple, hierarchy: ClassHierarchy) -> tuple[bytes, .
     for family in families:
         for parents in hierarchy.companion_parents(family).values():
             names.update(short_name(p) for p in parents)
-    screened = tuple(sorted(n.encode() for n in names))
+    screened = NameSearch(n.encode() for n in names)
     if len(_SCREENED) > 16:
         _SCREENED.clear()
     _SCREENED[key] = (hierarchy, screened)

@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 
+from vllm_spec_lint.core.name_search import NameSearch
 from vllm_spec_lint.edges.cache import PairingCache
 from vllm_spec_lint.edges.discovery import module_name_for
 from vllm_spec_lint.edges.files import read_source
@@ -25,10 +26,6 @@ from vllm_spec_lint.model.pairing import Tree, chain_of, verdict
 # The chain grows by a step per round: builder, subclasses and backends,
 # layers, their subclasses and bases; more rounds than this is no vLLM.
 _ROUNDS = 8
-# The shortest piece of a name looked for instead of it: shorter pieces
-# (``Kv``, ``V4``) occur so often that checking each occurrence costs more
-# than a search of its own.
-_SHORTEST_PIECE = 5
 
 
 class Pairing:
@@ -173,20 +170,13 @@ class _Reader:
         return True
 
     def read_naming(self, names: set[str]) -> bool:
-        """Summarize the files that hold one of ``names``. A search of all
-        the files costs about the same whatever it looks for, and a check at
-        each place a piece occurs costs little: names sharing a piece
-        (``Indexer`` in ``DeepseekV4IndexerBackend`` and
-        ``Glm5NextIndexerCache``) are looked for by it, and each place it
-        occurs is checked for the names around it."""
-        needles = _needles(names)
+        """Summarize the files that hold one of ``names``."""
+        search = NameSearch(n.encode() for n in names)
         for file in self.files:
             if file in self.summarized:
                 continue
             source = self._bytes(file)
-            if source is None:
-                continue
-            if any(_holds(source, n, placed) for n, placed in needles.items()):
+            if source is not None and search.found_in(source):
                 if not self._summarize(file, source):
                     return False
         return True
@@ -209,71 +199,6 @@ class _Reader:
                 if source is not None and not self._summarize(name, source):
                     return False
         return True
-
-
-def _needles(names: set[str]) -> dict[bytes, list[tuple[bytes, int]]]:
-    """Pieces to look for, each with the names holding it and where in them
-    it starts: the piece the most names not yet covered share first (the
-    longer of two that cover as many); a name sharing no piece with another
-    is its own."""
-    holders: dict[str, set[str]] = {}
-    for name in names:
-        for piece in _pieces(name):
-            holders.setdefault(piece, set()).add(name)
-    left = set(names)
-    needles: dict[bytes, list[tuple[bytes, int]]] = {}
-    while left:
-        piece, covered = max(
-            ((p, h & left) for p, h in holders.items()),
-            key=lambda item: (len(item[1]), len(item[0]), item[0]),
-            default=("", set()),
-        )
-        if len(covered) < 2:
-            covered, piece = left, ""
-        for name in sorted(covered):
-            needle = piece or name
-            needles.setdefault(needle.encode(), []).extend(
-                (name.encode(), start) for start in _starts(needle, name)
-            )
-        left -= covered
-    return needles
-
-
-def _pieces(name: str) -> set[str]:
-    """Runs of whole words of ``name`` at least _SHORTEST_PIECE long (the
-    words of ``DeepseekV4CPUIndexerBackend``: ``Deepseek``, ``V``, ``4``,
-    ``CPU``, ``Indexer``, ``Backend``)."""
-    cuts = [m.start() for m in _WORD.finditer(name)] + [len(name)]
-    return {
-        name[a:b]
-        for i, a in enumerate(cuts)
-        for b in cuts[i + 1 :]
-        if b - a >= _SHORTEST_PIECE
-    }
-
-
-# A word: capitalised, in capitals before one that is (`CPU` of `CPUIndexer`),
-# lower case, digits, or underscores.
-_WORD = re.compile(r"[A-Z][a-z]+|[A-Z]+(?![a-z])|[a-z]+|\d+|_+|.")
-
-
-def _starts(piece: str, name: str) -> list[int]:
-    """Every place ``piece`` starts in ``name``."""
-    return [i for i in range(len(name)) if name.startswith(piece, i)]
-
-
-def _holds(source: bytes, needle: bytes, placed: list[tuple[bytes, int]]) -> bool:
-    """Whether ``source`` holds a name of ``placed``, each given with where
-    ``needle`` starts in it: a name is wherever it has the needle at that
-    place."""
-    at = source.find(needle)
-    while at != -1:
-        # Before the file's start, a negative start counts from its end,
-        # where fewer characters are left than the name has.
-        if any(source.startswith(name, at - start) for name, start in placed):
-            return True
-        at = source.find(needle, at + 1)
-    return False
 
 
 class TreePairing:
