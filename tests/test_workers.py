@@ -158,10 +158,11 @@ def _said(results) -> list[tuple[str, str]]:
     return [(r.path, r.findings[0].message) for r in results]
 
 
-def _held_pool(tmp_path, names: list[str]):
+def _held_pool(tmp_path, names: list[str], sources: list[bytes] | None = None):
     """A pool of one worker beside this process's own work, given the files
-    ``names`` (the last has candidates); the worker is held on the first
-    until ``go`` exists. The pool and the two markers."""
+    ``names`` with ``sources`` after the first (by default, the last has
+    candidates); the worker is held on the first until ``go`` exists. The
+    pool and the two markers."""
     started, go = tmp_path / "started", tmp_path / "go"
     analyses = workers.Analyses(2)
     analyses.busy_here = True
@@ -169,9 +170,10 @@ def _held_pool(tmp_path, names: list[str]):
         _in_a_worker, _screened, _finished,
     )  # fmt: skip
     analyses.add(Path(names[0]), f"hold:{started}:{go}".encode())
-    for name in names[1:-1]:
-        analyses.add(Path(name), b"no candidates")
-    analyses.add(Path(names[-1]), b"candidates")
+    if sources is None:
+        sources = [b"no candidates"] * (len(names) - 2) + [b"candidates"]
+    for name, source in zip(names[1:], sources, strict=True):
+        analyses.add(Path(name), source)
     return analyses, started, go
 
 
@@ -202,6 +204,48 @@ def test_the_main_process_takes_back_the_files_no_worker_started(tmp_path):
         places
         == ["analysed in a worker"] * (len(places) - taken) + ["screened here"] * taken
     )
+
+
+def test_a_share_takes_back_that_part_of_the_waiting_bytes_then_the_rest(tmp_path):
+    """Half the bytes no worker has started: the last file alone holds more
+    than half of them, so it alone is taken back; a second call with the
+    whole share takes back the others still waiting, from the last back."""
+    names = [f"{letter}.py" for letter in "abcdefgh"]
+    sources = [b"no" * 5] * 6 + [b"no" * 500]
+    analyses, started, go = _held_pool(tmp_path, names, sources)
+    try:
+        _wait_for(started)
+        analyses.help(share=0.5)
+        taken_first = [
+            h[0].name for h in analyses.handles if isinstance(h[2], FileResult)
+        ]
+        analyses.help()
+        go.touch()
+        said = _said(analyses.results())
+    finally:
+        analyses.stop()
+    assert taken_first == ["h.py"]
+    places = [message for _, message in said[1:]]
+    # The worker's queue holds two files at most besides the first.
+    taken = places.count("screened here")
+    assert taken >= len(places) - 2
+    assert (
+        places
+        == ["analysed in a worker"] * (len(places) - taken) + ["screened here"] * taken
+    )
+
+
+def test_no_share_takes_nothing_back(tmp_path):
+    names = [f"{letter}.py" for letter in "abcde"]
+    analyses, started, go = _held_pool(tmp_path, names)
+    try:
+        _wait_for(started)
+        analyses.help(share=0)
+        go.touch()
+        said = _said(analyses.results())
+    finally:
+        analyses.stop()
+    assert said == [(name, "analysed in a worker") for name in names]
 
 
 def test_nothing_is_taken_back_without_work_of_its_own_or_in_a_fix(tmp_path):

@@ -489,7 +489,12 @@ def _run(
             if mode.defer_own_specs:
                 held_sources[index] = read
     if pairing is not None and analyses.pool is not None:
-        pairing.start()  # this process waits for the workers meanwhile
+        # This process screens its share of the files no worker has started
+        # (as one of the workers: the pass it runs next costs about what
+        # their libcst part does), runs the pass while they go on, then
+        # takes back what they have not started yet.
+        analyses.help(share=1 / (analyses.workers + 1))
+        pairing.start()
     analyses.help()
     # A fix that waits for backend pairing holds its file back until then.
     held: list[int] = []

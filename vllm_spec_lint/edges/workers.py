@@ -1,7 +1,8 @@
 """The worker processes of a run: files are analysed as they are read, in
 a pool started at the second file to analyse, while the main process reads
-on (and, over a whole tree, runs the backend pairing); then the main process
-takes back what no worker has started yet."""
+on; over a whole tree, the main process then takes back its share of the
+files no worker has started, runs the backend pairing, and takes back what
+no worker has started yet."""
 
 from __future__ import annotations
 
@@ -53,6 +54,7 @@ class Analyses:
         # Per file: its path, its bytes, and its outcome so far: None (to be
         # analysed here), a Future, or a FileResult.
         self.handles: list[list] = []
+        self.back: int | None = None
 
     @property
     def workers(self) -> int:
@@ -87,27 +89,39 @@ class Analyses:
             future = self.pool.submit(self.task, path, source)
         self.handles.append([path, source, future])
 
-    def help(self) -> None:
-        """Once this process's own work is done, take back the files no
-        worker has started, last first, and screen them here (CPython's
-        parser and the slicer; libcst is not imported here): a file without
-        candidates is done, the others go back to the workers as slices. The
-        workers go on from the first file: they meet where the work ends."""
+    def help(self, share: float = 1.0) -> None:
+        """Take back files no worker has started, last first, up to
+        ``share`` of their bytes, and screen them here (CPython's parser and
+        the slicer; libcst is not imported here): a file without candidates
+        is done, the others go back to the workers as slices. The workers go
+        on from the first file: with the whole share, they meet where the
+        work ends."""
         if self.pool is None or self.screen is None or not self.busy_here:
             return
         from concurrent.futures.process import BrokenProcessPool
 
-        for handle in reversed(self.handles):
-            path, source, future = handle
-            if not future.cancel():
+        # Taken back already: the files from ``self.back`` on.
+        end = len(self.handles) if self.back is None else self.back
+        waiting = [
+            len(source)
+            for _, source, future in self.handles[:end]
+            if not (future.running() or future.done())
+        ]
+        budget = share * sum(waiting)
+        taken = 0
+        for index in range(end - 1, -1, -1):
+            path, source, future = self.handles[index]
+            if taken >= budget or not future.cancel():
                 return  # a worker has it, and every file before it
+            self.back = index
+            taken += len(source)
             screened = self.screen(path, source)
             if not isinstance(screened, FileResult):
                 try:
                     screened = self.pool.submit(self.finish, path, source, screened)
                 except BrokenProcessPool:  # a worker died since
                     screened = _died(path)
-            handle[2] = screened
+            self.handles[index][2] = screened
 
     def results(self) -> Iterator[FileResult]:
         if self.pool is None:
