@@ -313,6 +313,48 @@ def test_a_reader_that_has_gone_gets_no_traceback(tmp_path):
     assert (out.returncode, out.stderr) == (2, b"")
 
 
+@pytest.mark.parametrize("entry", [["-m", "vllm_spec_lint"], ["-c", "run"]])
+def test_a_reader_gone_before_a_short_report_is_flushed_gets_no_traceback(
+    tmp_path, entry
+):
+    """One finding: the report waits in the buffer until the command is
+    done (buffered: no PYTHONUNBUFFERED), and only then meets the closed
+    pipe; the tool still says nothing and exits 2 (through ``python -m``
+    and the console script's entry)."""
+    (tmp_path / "m.py").write_text(BAD)
+    if entry[0] == "-c":
+        entry = ["-c", "from vllm_spec_lint.faces.cli import run; run()"]
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        out = subprocess.run(
+            [sys.executable, *entry, "check", "--no-cache", "."],
+            cwd=tmp_path,
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            env={k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"},
+            timeout=300,
+        )
+    finally:
+        os.close(write_end)
+    assert (out.returncode, out.stderr) == (2, b"")
+
+
+def test_the_command_exits_with_main_s_status_its_output_all_written(tmp_path):
+    """The command leaves at once after ``main``: what it printed is all
+    there, and the status is main's."""
+    for i in range(3):
+        (tmp_path / f"m{i}.py").write_text(BAD)
+    # Buffered, as without PYTHONUNBUFFERED (which some shells set).
+    args = ("check", "--no-cache", "--output-format", "concise", ".")
+    out = run_cli(*args, cwd=tmp_path, env={"PYTHONUNBUFFERED": None})
+    assert out.returncode == 1
+    assert out.stdout.endswith(
+        "Found 3 errors.\n3 unsafe fixes available with `--fix --unsafe-fixes`.\n"
+    )
+    assert out.stdout.count("VSL001") == 3
+
+
 @pytest.mark.parametrize(
     "command",
     [

@@ -1,5 +1,3 @@
-import sys
+from vllm_spec_lint.faces.cli import run
 
-from vllm_spec_lint.faces.cli import main
-
-sys.exit(main())
+run()

@@ -10,8 +10,10 @@ internal error, 130 interrupted (Ctrl-C).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 from vllm_spec_lint import __version__
 from vllm_spec_lint.core.settings import (
@@ -79,13 +81,33 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {_interrupted(e)}", file=sys.stderr)
         return EXIT_INTERRUPTED
     except BrokenPipeError:  # `... | head`: the reader has gone; say nothing
-        import os
-
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        _stdout_to_null_device()
         return EXIT_ERROR
     except Exception as e:  # an internal error is exit 2, never a silent pass
         print(f"error: internal error: {_crash_report(e)}", file=sys.stderr)
         return EXIT_ERROR
+
+
+def run() -> NoReturn:
+    """The command (the console script, ``python -m vllm_spec_lint``):
+    :func:`main`, its output flushed, then out at once. Python's own exit
+    would free every object the run made, one by one, libcst's modules
+    among them: about 30 ms of a one-file check, 20 ms of a whole tree's
+    (mypy's ``--fast-exit`` skips it too). Nothing is left to it: the
+    commands write and close their files, and end their workers."""
+    status = main()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BrokenPipeError:  # a report small enough to wait for the exit
+        _stdout_to_null_device()
+        status = EXIT_ERROR
+    os._exit(status)
+
+
+def _stdout_to_null_device() -> None:
+    """What is flushed later goes nowhere, not into a second traceback."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 def _main(argv: list[str]) -> int:
