@@ -340,6 +340,63 @@ def test_a_reader_gone_before_a_short_report_is_flushed_gets_no_traceback(
     assert (out.returncode, out.stderr) == (2, b"")
 
 
+class _Left(Exception):
+    """``os._exit`` in this process: the status it was given."""
+
+
+def _run_here(monkeypatch, *args: str):
+    """``cli.run()`` with ``args`` in this process (one file: no worker is
+    forked), ``os._exit`` replaced by raising the status; the status."""
+    from vllm_spec_lint.faces import cli
+
+    def leave(status):
+        raise _Left(status)
+
+    monkeypatch.setattr(os, "_exit", leave)
+    monkeypatch.setattr(sys, "argv", ["vllm-spec-lint", *args])
+    with pytest.raises(_Left) as left:
+        cli.run()
+    return left.value.args[0]
+
+
+def test_run_leaves_with_main_s_status(tmp_path, monkeypatch, capsys):
+    (tmp_path / "m.py").write_text(BAD)
+    (tmp_path / "ok.py").write_text("x = 1\n")
+    monkeypatch.chdir(tmp_path)
+    args = ("check", "--no-cache", "--output-format", "concise")
+    assert _run_here(monkeypatch, *args, "m.py") == 1
+    assert capsys.readouterr().out.startswith("m.py:2:40: VSL001")
+    assert _run_here(monkeypatch, *args, "ok.py") == 0
+
+
+def test_run_leaves_with_2_when_the_last_flush_meets_a_closed_pipe(
+    tmp_path, monkeypatch
+):
+    """The report fit the buffer; the reader was gone when it was flushed:
+    status 2, and what is written later goes to the null device."""
+    (tmp_path / "ok.py").write_text("x = 1\n")
+    monkeypatch.chdir(tmp_path)
+
+    class GoneAtFlush:
+        def __init__(self, file):
+            self.file = file
+
+        def write(self, text):
+            return len(text)
+
+        def flush(self):
+            raise BrokenPipeError
+
+        def fileno(self):
+            return self.file.fileno()
+
+    with open(tmp_path / "stdout", "w") as stdout:
+        monkeypatch.setattr(sys, "stdout", GoneAtFlush(stdout))
+        assert _run_here(monkeypatch, "check", "--no-cache", "ok.py") == 2
+        stdout.write("written after")
+    assert (tmp_path / "stdout").read_text() == ""
+
+
 def test_the_command_exits_with_main_s_status_its_output_all_written(tmp_path):
     """The command leaves at once after ``main``: what it printed is all
     there, and the status is main's."""

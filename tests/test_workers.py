@@ -126,7 +126,7 @@ def _in_a_worker(path, source):
     """The whole analysis, in a worker: the first file holds it until the
     test says go (the names of both markers are the file's bytes)."""
     if source.startswith(b"hold:"):
-        started, go = source.decode().split(":")[1:]
+        started, go = source.decode().split(":")[1:3]  # then padding, if any
         Path(started).touch()
         while not Path(go).exists():
             time.sleep(0.01)  # waiting for an event; no result depends on it
@@ -207,15 +207,27 @@ def test_the_main_process_takes_back_the_files_no_worker_started(tmp_path):
 
 
 def test_a_share_takes_back_that_part_of_the_waiting_bytes_then_the_rest(tmp_path):
-    """Half the bytes no worker has started: the last file alone holds more
-    than half of them, so it alone is taken back; a second call with the
-    whole share takes back the others still waiting, from the last back."""
+    """Three quarters of the bytes no worker has started (the last two
+    files' 1,000 and a few small ones; the held file's 5,000 are started):
+    the last file alone is less, the last two are more, so those two are
+    taken back; a second call with the whole share takes back the others
+    still waiting, from the last back."""
+    started, go = tmp_path / "started", tmp_path / "go"
+    analyses = workers.Analyses(2)
+    analyses.busy_here = True
+    analyses.task, analyses.screen, analyses.finish = (
+        _in_a_worker, _screened, _finished,
+    )  # fmt: skip
     names = [f"{letter}.py" for letter in "abcdefgh"]
-    sources = [b"no" * 5] * 6 + [b"no" * 500]
-    analyses, started, go = _held_pool(tmp_path, names, sources)
+    held = f"hold:{started}:{go}:".encode()
+    analyses.add(Path(names[0]), held + b"x" * (5000 - len(held)))
+    for name in names[1:-2]:
+        analyses.add(Path(name), b"no" * 5)
+    for name in names[-2:]:
+        analyses.add(Path(name), b"no" * 250)
     try:
         _wait_for(started)
-        analyses.help(share=0.5)
+        analyses.help(share=0.75)
         taken_first = [
             h[0].name for h in analyses.handles if isinstance(h[2], FileResult)
         ]
@@ -224,7 +236,7 @@ def test_a_share_takes_back_that_part_of_the_waiting_bytes_then_the_rest(tmp_pat
         said = _said(analyses.results())
     finally:
         analyses.stop()
-    assert taken_first == ["h.py"]
+    assert taken_first == ["g.py", "h.py"]
     places = [message for _, message in said[1:]]
     # The worker's queue holds two files at most besides the first.
     taken = places.count("screened here")
@@ -233,6 +245,21 @@ def test_a_share_takes_back_that_part_of_the_waiting_bytes_then_the_rest(tmp_pat
         places
         == ["analysed in a worker"] * (len(places) - taken) + ["screened here"] * taken
     )
+
+
+def test_any_share_above_none_takes_back_a_file(tmp_path):
+    names = [f"{letter}.py" for letter in "abcde"]
+    analyses, started, go = _held_pool(tmp_path, names)
+    try:
+        _wait_for(started)
+        analyses.help(share=1e-9)
+        go.touch()
+        said = _said(analyses.results())
+    finally:
+        analyses.stop()
+    # The last file, taken back, has candidates: its slice went back.
+    assert said[-1] == ("e.py", "finished in a worker from the slice of e.py")
+    assert said[:-1] == [(name, "analysed in a worker") for name in names[:-1]]
 
 
 def test_no_share_takes_nothing_back(tmp_path):
