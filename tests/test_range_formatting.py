@@ -335,14 +335,14 @@ def _spans(text: str) -> list[tuple[int, int]]:
     return [(i, i + len("x0 = f(a,b)")) for i in range(len(text)) if text[i] == "x"]
 
 
-@pytest.mark.parametrize("changed", [3, 17, 40])
+@pytest.mark.parametrize("changed", [1, 2, 3, 17, 40])
 @pytest.mark.parametrize("neighbours", ["y{i}  =  {i}", "y{i} = {i}"])
 def test_ruff_formats_each_changed_statement_and_nothing_between(
     tmp_path, changed, neighbours
 ):
-    """Up to 16 changed places ruff formats one at a time; beyond, one call
-    for them all is tried first. Either way each changed row is formatted
-    and the rows between stay as written."""
+    """From two changed places one call for them all is tried first, and
+    kept only where ruff changed nothing else; either way each changed row
+    is formatted and the rows between stay as written."""
     text = _many(changed, neighbours=neighbours)
     formatter = RangeFormatter("ruff", _tool("ruff"), str(tmp_path / "m.py"), None)
     expected = "".join(
@@ -356,10 +356,12 @@ def test_ruff_formats_each_changed_statement_and_nothing_between(
     [
         (40, "y{i} = {i}", 1),  # the rest is formatted: one call is exact
         (40, "y{i}  =  {i}", 41),  # it is not: one call each after the first
-        (16, "y{i} = {i}", 16),
+        (2, "y{i} = {i}", 1),  # a fix's import and its site
+        (2, "y{i}  =  {i}", 3),
+        (1, "y{i}  =  {i}", 1),  # one place: one call, the same
     ],
 )
-def test_many_changes_in_a_formatted_file_cost_one_ruff_call(
+def test_changes_in_a_formatted_file_cost_one_ruff_call(
     tmp_path, monkeypatch, changed, neighbours, calls
 ):
     formatter = RangeFormatter("ruff", _tool("ruff"), str(tmp_path / "m.py"), None)

@@ -269,9 +269,10 @@ def only_within(before: str, after: str, rows: list[tuple[int, int]]) -> str:
     return "".join(kept)
 
 
-# Up to this many changed places in a file, ruff formats each alone; above
-# it, one call for them all is tried first (RangeFormatter._ruff).
-RUFF_CALLS_PER_FILE = 16
+# From this many changed places in a file, one ruff call for them all is
+# tried first (RangeFormatter._ruff): in a formatted file it is kept, and a
+# call costs 4-10 ms (a fix's import and its site are two places).
+ONE_CALL_FROM = 2
 
 
 class RangeFormatter:
@@ -305,16 +306,16 @@ class RangeFormatter:
 
     def _ruff(self, text, starts, merged, rows) -> str:
         """ruff takes one range a call, and each call parses the whole file.
-        Many changed places: one call for the range from the first to the
+        Two places or more: one call for the range from the first to the
         last, kept when ruff changed nothing but the changed statements
         (the rest of the file is ruff-formatted already: the same result as
-        a call per place); otherwise, and for a few places, one call each,
+        a call per place); otherwise, and for one place, one call each,
         last first, so that earlier offsets stay valid. A changed row that
         holds a ``;`` also takes calls of its own: the range from the first
         place to the last takes in the other statements of the row, which
         ruff then puts on lines of their own (a call for the place alone
         leaves them)."""
-        if len(merged) > RUFF_CALLS_PER_FILE and not _semicolon_on(text, starts, rows):
+        if len(merged) >= ONE_CALL_FROM and not _semicolon_on(text, starts, rows):
             (r1, c1), (r2, c2) = (
                 _row_col(starts, merged[0][0]),
                 _row_col(starts, merged[-1][1]),
