@@ -54,7 +54,9 @@ class Analyses:
         # Per file: its path, its bytes, and its outcome so far: None (to be
         # analysed here), a Future, or a FileResult.
         self.handles: list[list] = []
-        self.back: int | None = None
+        # The first of the files taken back so far (``help`` takes them
+        # from the last back), or None.
+        self.taken_back_from: int | None = None
 
     @property
     def workers(self) -> int:
@@ -100,8 +102,9 @@ class Analyses:
             return
         from concurrent.futures.process import BrokenProcessPool
 
-        # Taken back already: the files from ``self.back`` on.
-        end = len(self.handles) if self.back is None else self.back
+        end = (
+            len(self.handles) if self.taken_back_from is None else self.taken_back_from
+        )
         waiting = [
             len(source)
             for _, source, future in self.handles[:end]
@@ -113,7 +116,7 @@ class Analyses:
             path, source, future = self.handles[index]
             if taken >= budget or not future.cancel():
                 return  # a worker has it, and every file before it
-            self.back = index
+            self.taken_back_from = index
             taken += len(source)
             screened = self.screen(path, source)
             if not isinstance(screened, FileResult):
