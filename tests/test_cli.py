@@ -378,6 +378,8 @@ def test_run_leaves_with_2_when_the_last_flush_meets_a_closed_pipe(
     monkeypatch.chdir(tmp_path)
 
     class GoneAtFlush:
+        closed = False
+
         def __init__(self, file):
             self.file = file
 
@@ -395,6 +397,35 @@ def test_run_leaves_with_2_when_the_last_flush_meets_a_closed_pipe(
         assert _run_here(monkeypatch, "check", "--no-cache", "ok.py") == 2
         stdout.write("written after")
     assert (tmp_path / "stdout").read_text() == ""
+
+
+def test_run_leaves_with_main_s_status_after_it_closed_its_output(
+    tmp_path, monkeypatch
+):
+    """The language server closes stdout when the client says exit: there
+    is nothing left to flush, and the status is main's."""
+    from vllm_spec_lint.faces import cli
+
+    stdout = open(tmp_path / "stdout", "w")
+    monkeypatch.setattr(sys, "stdout", stdout)
+
+    def closes_its_output():
+        stdout.write("said")
+        stdout.close()
+        return 0
+
+    monkeypatch.setattr(cli, "main", closes_its_output)
+    assert _run_here(monkeypatch) == 0
+    assert (tmp_path / "stdout").read_text() == "said"
+
+
+def test_run_leaves_with_main_s_status_without_standard_output(monkeypatch):
+    """``pythonw`` and some services start Python with no stdout at all."""
+    from vllm_spec_lint.faces import cli
+
+    monkeypatch.setattr(sys, "stdout", None)
+    monkeypatch.setattr(cli, "main", lambda: 1)
+    assert _run_here(monkeypatch) == 1
 
 
 def test_the_command_exits_with_main_s_status_its_output_all_written(tmp_path):

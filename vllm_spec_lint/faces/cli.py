@@ -97,12 +97,17 @@ def run() -> NoReturn:
     commands write and close their files, and end their workers."""
     status = main()
     try:
-        sys.stdout.flush()
-        sys.stderr.flush()
+        _flush(sys.stdout)
+        _flush(sys.stderr)
     except BrokenPipeError:  # a report small enough to wait for the exit
         _stdout_to_null_device()
         status = EXIT_ERROR
     os._exit(status)
+
+
+def _flush(stream) -> None:
+    if stream is not None and not stream.closed:  # the server closes stdout
+        stream.flush()
 
 
 def _stdout_to_null_device() -> None:
