@@ -419,6 +419,31 @@ def test_run_leaves_with_main_s_status_after_it_closed_its_output(
     assert (tmp_path / "stdout").read_text() == "said"
 
 
+def test_run_flushes_both_streams_before_it_leaves(tmp_path, monkeypatch):
+    """Block-buffered files in place of stdout and stderr: what main wrote
+    without a line break is on disk when ``run`` leaves (``os._exit``
+    flushes nothing)."""
+    from vllm_spec_lint.faces import cli
+
+    out, err = open(tmp_path / "out", "w"), open(tmp_path / "err", "w")
+    monkeypatch.setattr(sys, "stdout", out)
+    monkeypatch.setattr(sys, "stderr", err)
+
+    def writes_both():
+        out.write("report")
+        err.write("warning")
+        return 1
+
+    monkeypatch.setattr(cli, "main", writes_both)
+    try:
+        assert _run_here(monkeypatch) == 1
+        written = (tmp_path / "out").read_text(), (tmp_path / "err").read_text()
+    finally:
+        out.close()
+        err.close()
+    assert written == ("report", "warning")
+
+
 def test_run_leaves_with_main_s_status_without_standard_output(monkeypatch):
     """``pythonw`` and some services start Python with no stdout at all."""
     from vllm_spec_lint.faces import cli
