@@ -158,23 +158,41 @@ def _said(results) -> list[tuple[str, str]]:
     return [(r.path, r.findings[0].message) for r in results]
 
 
-def _held_pool(tmp_path, names: list[str], sources: list[bytes] | None = None):
+def _held_pool(
+    tmp_path,
+    names: list[str],
+    sources: list[bytes] | None = None,
+    held_size: int = 0,
+):
     """A pool of one worker beside this process's own work, given the files
     ``names`` with ``sources`` after the first (by default, the last has
-    candidates); the worker is held on the first until ``go`` exists. The
-    pool and the two markers."""
+    candidates); the worker is held on the first (padded to ``held_size``
+    bytes) until ``go`` exists. The pool and the two markers."""
     started, go = tmp_path / "started", tmp_path / "go"
     analyses = workers.Analyses(2)
     analyses.busy_here = True
     analyses.task, analyses.screen, analyses.finish = (
         _in_a_worker, _screened, _finished,
     )  # fmt: skip
-    analyses.add(Path(names[0]), f"hold:{started}:{go}".encode())
+    held = f"hold:{started}:{go}:".encode()
+    analyses.add(Path(names[0]), held + b"x" * (held_size - len(held)))
     if sources is None:
         sources = [b"no candidates"] * (len(names) - 2) + [b"candidates"]
     for name, source in zip(names[1:], sources, strict=True):
         analyses.add(Path(name), source)
     return analyses, started, go
+
+
+def _assert_taken_back_from_the_end(places: list[str]) -> None:
+    """Where each file was done: "screened here" from some file on to the
+    last, and the worker's queue holds two files at most besides the
+    first."""
+    taken = places.count("screened here")
+    assert taken >= len(places) - 2
+    assert (
+        places
+        == ["analysed in a worker"] * (len(places) - taken) + ["screened here"] * taken
+    )
 
 
 def test_the_main_process_takes_back_the_files_no_worker_started(tmp_path):
@@ -195,15 +213,7 @@ def test_the_main_process_takes_back_the_files_no_worker_started(tmp_path):
     assert [path for path, _ in said] == names
     assert said[0] == ("a.py", "analysed in a worker")
     assert said[-1] == ("h.py", "finished in a worker from the slice of h.py")
-    places = [message for _, message in said[1:-1]]
-    # Taken back from the end: "screened here" from some file on to the
-    # last; the worker's queue holds two files at most besides the first.
-    taken = places.count("screened here")
-    assert taken >= len(places) - 2
-    assert (
-        places
-        == ["analysed in a worker"] * (len(places) - taken) + ["screened here"] * taken
-    )
+    _assert_taken_back_from_the_end([message for _, message in said[1:-1]])
 
 
 def test_a_share_takes_back_that_part_of_the_waiting_bytes_then_the_rest(tmp_path):
@@ -212,19 +222,9 @@ def test_a_share_takes_back_that_part_of_the_waiting_bytes_then_the_rest(tmp_pat
     the last file alone is less, the last two are more, so those two are
     taken back; a second call with the whole share takes back the others
     still waiting, from the last back."""
-    started, go = tmp_path / "started", tmp_path / "go"
-    analyses = workers.Analyses(2)
-    analyses.busy_here = True
-    analyses.task, analyses.screen, analyses.finish = (
-        _in_a_worker, _screened, _finished,
-    )  # fmt: skip
     names = [f"{letter}.py" for letter in "abcdefgh"]
-    held = f"hold:{started}:{go}:".encode()
-    analyses.add(Path(names[0]), held + b"x" * (5000 - len(held)))
-    for name in names[1:-2]:
-        analyses.add(Path(name), b"no" * 5)
-    for name in names[-2:]:
-        analyses.add(Path(name), b"no" * 250)
+    sources = [b"no" * 5] * 5 + [b"no" * 250] * 2
+    analyses, started, go = _held_pool(tmp_path, names, sources, held_size=5000)
     try:
         _wait_for(started)
         analyses.help(share=0.75)
@@ -238,13 +238,7 @@ def test_a_share_takes_back_that_part_of_the_waiting_bytes_then_the_rest(tmp_pat
         analyses.stop()
     assert taken_first == ["g.py", "h.py"]
     places = [message for _, message in said[1:]]
-    # The worker's queue holds two files at most besides the first.
-    taken = places.count("screened here")
-    assert taken >= len(places) - 2
-    assert (
-        places
-        == ["analysed in a worker"] * (len(places) - taken) + ["screened here"] * taken
-    )
+    _assert_taken_back_from_the_end(places)
 
 
 def test_any_share_above_none_takes_back_a_file(tmp_path):
