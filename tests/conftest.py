@@ -6,6 +6,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -42,6 +43,23 @@ def cold_caches():
 
     syntax._FIELDS.clear()
     analysis._SCREENED.clear()
+
+
+@pytest.fixture(autouse=True, scope="session")
+def code_cache_folder(tmp_path_factory) -> Iterator[Path]:
+    """The tool's code cache (edges/code_cache.py) in a folder of the
+    suite's own for the whole session, never the user's ``~/.cache``: the
+    commands the tests run (and the processes they start) share it."""
+    from vllm_spec_lint.edges.code_cache import FOLDER_VARIABLE
+
+    folder = tmp_path_factory.mktemp("code-cache")
+    before = os.environ.get(FOLDER_VARIABLE)
+    os.environ[FOLDER_VARIABLE] = str(folder)
+    yield folder
+    if before is None:
+        del os.environ[FOLDER_VARIABLE]
+    else:
+        os.environ[FOLDER_VARIABLE] = before
 
 
 @pytest.fixture
@@ -190,6 +208,25 @@ def run_cli(
     return _run_module(
         "vllm_spec_lint", "vllm_spec_lint.faces.cli", args, cwd, input, env, python
     )
+
+
+class _Left(Exception):
+    """``os._exit`` in this process: the status it was given."""
+
+
+def run_here(monkeypatch, *args: str):
+    """``cli.run()`` with ``args`` in this process (one file: no worker is
+    forked), ``os._exit`` replaced by raising the status; the status."""
+    from vllm_spec_lint.faces import cli
+
+    def leave(status):
+        raise _Left(status)
+
+    monkeypatch.setattr(os, "_exit", leave)
+    monkeypatch.setattr(sys, "argv", ["vllm-spec-lint", *args])
+    with pytest.raises(_Left) as left:
+        cli.run()
+    return left.value.args[0]
 
 
 def run_flake8(

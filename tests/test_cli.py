@@ -10,7 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import COMPRESSED_PARENT, REPO, run_cli, write_family_module
+from tests.conftest import (
+    COMPRESSED_PARENT,
+    REPO,
+    run_cli,
+    run_here,
+    write_family_module,
+)
 
 pytestmark = pytest.mark.fast
 
@@ -340,33 +346,14 @@ def test_a_reader_gone_before_a_short_report_is_flushed_gets_no_traceback(
     assert (out.returncode, out.stderr) == (2, b"")
 
 
-class _Left(Exception):
-    """``os._exit`` in this process: the status it was given."""
-
-
-def _run_here(monkeypatch, *args: str):
-    """``cli.run()`` with ``args`` in this process (one file: no worker is
-    forked), ``os._exit`` replaced by raising the status; the status."""
-    from vllm_spec_lint.faces import cli
-
-    def leave(status):
-        raise _Left(status)
-
-    monkeypatch.setattr(os, "_exit", leave)
-    monkeypatch.setattr(sys, "argv", ["vllm-spec-lint", *args])
-    with pytest.raises(_Left) as left:
-        cli.run()
-    return left.value.args[0]
-
-
 def test_run_leaves_with_main_s_status(tmp_path, monkeypatch, capsys):
     (tmp_path / "m.py").write_text(BAD)
     (tmp_path / "ok.py").write_text("x = 1\n")
     monkeypatch.chdir(tmp_path)
     args = ("check", "--no-cache", "--output-format", "concise")
-    assert _run_here(monkeypatch, *args, "m.py") == 1
+    assert run_here(monkeypatch, *args, "m.py") == 1
     assert capsys.readouterr().out.startswith("m.py:2:40: VSL001")
-    assert _run_here(monkeypatch, *args, "ok.py") == 0
+    assert run_here(monkeypatch, *args, "ok.py") == 0
 
 
 def test_run_leaves_with_2_when_the_last_flush_meets_a_closed_pipe(
@@ -394,7 +381,7 @@ def test_run_leaves_with_2_when_the_last_flush_meets_a_closed_pipe(
 
     with open(tmp_path / "stdout", "w") as stdout:
         monkeypatch.setattr(sys, "stdout", GoneAtFlush(stdout))
-        assert _run_here(monkeypatch, "check", "--no-cache", "ok.py") == 2
+        assert run_here(monkeypatch, "check", "--no-cache", "ok.py") == 2
         stdout.write("written after")
     assert (tmp_path / "stdout").read_text() == ""
 
@@ -415,7 +402,7 @@ def test_run_leaves_with_main_s_status_after_it_closed_its_output(
         return 0
 
     monkeypatch.setattr(cli, "main", closes_its_output)
-    assert _run_here(monkeypatch) == 0
+    assert run_here(monkeypatch) == 0
     assert (tmp_path / "stdout").read_text() == "said"
 
 
@@ -436,7 +423,7 @@ def test_run_flushes_both_streams_before_it_leaves(tmp_path, monkeypatch):
 
     monkeypatch.setattr(cli, "main", writes_both)
     try:
-        assert _run_here(monkeypatch) == 1
+        assert run_here(monkeypatch) == 1
         written = (tmp_path / "out").read_text(), (tmp_path / "err").read_text()
     finally:
         out.close()
@@ -450,7 +437,7 @@ def test_run_leaves_with_main_s_status_without_standard_output(monkeypatch):
 
     monkeypatch.setattr(sys, "stdout", None)
     monkeypatch.setattr(cli, "main", lambda: 1)
-    assert _run_here(monkeypatch) == 1
+    assert run_here(monkeypatch) == 1
 
 
 def test_the_command_exits_with_main_s_status_its_output_all_written(tmp_path):

@@ -17,11 +17,16 @@ from vllm_spec_lint.edges.results import FileResult
 
 def _load_analysis() -> None:
     """Import the analysis (libcst): in the main process before forking the
-    workers, or in each worker where they are spawned."""
+    workers, or in each worker where they are spawned; then save the code
+    the import compiled (edges/code_cache.py), as a worker's run ends
+    without saving it."""
     import libcst  # noqa: F401
 
     import vllm_spec_lint.model.semantic_model  # noqa: F401
     import vllm_spec_lint.rules  # noqa: F401
+    from vllm_spec_lint.edges.code_cache import save_compiled
+
+    save_compiled()
 
 
 def _start_worker() -> None:
