@@ -287,7 +287,10 @@ def test_the_default_follows_the_help_once_and_only_where_it_says_something():
     assert check.count("[default:") == 5
     # Switches (default False or True) and unset options show none.
     assert "[default: False]" not in check and "[default: True]" not in check
-    assert "--no-cache neither read nor write the cache --follow-links" in check
+    assert (
+        "--no-cache neither read nor write the results cache "
+        "(.vllm_spec_lint_cache) --follow-links" in check
+    )
 
 
 @pytest.mark.fast

@@ -164,7 +164,9 @@ def _add_selection_options(parser: argparse.ArgumentParser) -> None:
         help="processes analysing at once (default: all cores)",
     )
     parser.add_argument(
-        "--no-cache", action="store_true", help="neither read nor write the cache"
+        "--no-cache",
+        action="store_true",
+        help="neither read nor write the results cache (.vllm_spec_lint_cache)",
     )
     parser.add_argument(
         "--follow-links",
