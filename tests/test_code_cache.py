@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, run_cli, run_here
+from tests.conftest import run_cli, run_here
 from vllm_spec_lint.edges import code_cache
 from vllm_spec_lint.edges.code_cache import (
     FOLDER_VARIABLE,
@@ -141,7 +141,7 @@ def _python(script: str, *args: str, folder: Path) -> dict:
         [sys.executable, "-c", script, *args],
         capture_output=True,
         text=True,
-        cwd=REPO,
+        cwd=folder,  # the installed package (under mutmut, not its mutants)
         env={**os.environ, FOLDER_VARIABLE: str(folder)},
         timeout=300,
     )
@@ -214,7 +214,7 @@ def test_libcst_imported_a_second_time_compiles_nothing_and_parses_alike(tmp_pat
     def run() -> list[str]:
         out = subprocess.run(
             [sys.executable, "-c", _LIBCST], capture_output=True, text=True,
-            cwd=REPO, env=env, timeout=300,
+            cwd=tmp_path, env=env, timeout=300,
         )  # fmt: skip
         assert out.returncode == 0, out.stderr
         return out.stdout.split()
@@ -353,7 +353,7 @@ def test_a_worker_saves_the_code_it_compiled(tmp_path):
         print(cache.compiled)
     """)
     after = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, cwd=REPO,
+        [sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path,
         env={**os.environ, FOLDER_VARIABLE: str(folder)}, timeout=300,
     )  # fmt: skip
     assert (after.returncode, after.stdout) == (0, "0\n"), after.stderr
