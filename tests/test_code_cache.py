@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import marshal
 import os
 import subprocess
 import sys
@@ -208,6 +209,35 @@ print(compiled, module.code == "x = isinstance(s, (A, B))\\n", frozen,
 """
 
 
+def _made_in_this_process(cache: DataclassCode | None) -> list[dict]:
+    """_CLASSES' classes' methods, made here, through ``cache`` if given."""
+    namespace: dict = {}
+    # Compiled as a file of its own: not with this module's annotations.
+    source = _CLASSES.split("if sys.argv")[0]
+    exec(compile(source, "<classes>", "exec", 0, True), namespace)
+    if cache is not None:
+        dataclasses.exec = cache.exec
+    try:
+        return [namespace["methods"](cls) for cls in namespace["classes"]()]
+    finally:
+        vars(dataclasses).pop("exec", None)
+
+
+def test_in_one_process_a_class_made_through_the_cache_is_the_class_made_without_it(
+    tmp_path,
+):
+    """As above, in this process (where mutation testing's mutants are):
+    compiled, then read back."""
+    plain = _made_in_this_process(None)
+    first = DataclassCode(tmp_path / "code.marshal")
+    assert _made_in_this_process(first) == plain
+    assert first.compiled == len(_methods_made())
+    first.save()
+    second = DataclassCode(tmp_path / "code.marshal")
+    assert _made_in_this_process(second) == plain
+    assert second.compiled == 0
+
+
 def test_libcst_imported_a_second_time_compiles_nothing_and_parses_alike(tmp_path):
     env = {**os.environ, FOLDER_VARIABLE: str(tmp_path)}
 
@@ -228,9 +258,11 @@ def test_libcst_imported_a_second_time_compiles_nothing_and_parses_alike(tmp_pat
 
 
 def test_what_two_processes_compiled_is_kept_together(tmp_path):
-    path = tmp_path / "code.marshal"
+    path = tmp_path / "not" / "there" / "yet" / "code.marshal"
     one, other = DataclassCode(path), DataclassCode(path)
     one.code_for("a = 1\n")
+    assert one.code_for("a = 1\n") is one.code_for("a = 1\n")
+    assert one.compiled == 1  # asked three times, compiled once
     other.code_for("b = 2\n")  # read before ``one`` saved: an empty file
     one.save()
     other.save()
@@ -241,19 +273,41 @@ def test_what_two_processes_compiled_is_kept_together(tmp_path):
 
 
 def test_a_file_over_the_limit_keeps_only_this_process_s_code(tmp_path, monkeypatch):
+    monkeypatch.setattr(code_cache, "MAX_SOURCES", 3)
     path = tmp_path / "code.marshal"
-    old = DataclassCode(path)
-    old.code_for("a = 1\n")
-    old.code_for("b = 2\n")
-    old.save()
-    monkeypatch.setattr(code_cache, "MAX_SOURCES", 2)
-    new = DataclassCode(path)
-    new.code_for("c = 3\n")
-    new.save()
-    again = DataclassCode(path)
-    for source in ("c = 3\n", "a = 1\n", "b = 2\n"):
-        again.code_for(source)
-    assert again.compiled == 2  # a and b were dropped, c was this process's
+    for sources in (("a = 1\n", "b = 2\n"), ("c = 3\n",), ("d = 4\n",)):
+        code = DataclassCode(path)
+        for source in sources:
+            code.code_for(source)
+        code.save()
+        kept = set(DataclassCode(path)._read())
+        if sources == ("c = 3\n",):  # three: at the limit, all kept
+            assert kept == {"a = 1\n", "b = 2\n", "c = 3\n"}
+    assert kept == {"d = 4\n"}  # four: over it, only what this process asked
+
+
+def test_the_temporary_file_is_made_beside_the_cache_file(tmp_path, monkeypatch):
+    """Not in the system's temporary folder (another file system, where
+    ``os.replace`` fails): here one that does not exist."""
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "no-such-folder"))
+    path = tmp_path / "code.marshal"
+    code = DataclassCode(path)
+    code.code_for("a = 1\n")
+    code.save()
+    assert set(DataclassCode(path)._read()) == {"a = 1\n"}
+
+
+def test_a_save_that_fails_leaves_no_temporary_file(tmp_path, monkeypatch):
+    def refused(source, target):
+        raise PermissionError(target)
+
+    monkeypatch.setattr(os, "replace", refused)
+    code = DataclassCode(tmp_path / "code.marshal")
+    code.code_for("a = 1\n")
+    code.save()  # no error: nothing saved, and nothing left behind
+    assert (os.listdir(tmp_path), code.compiled) == ([], 1)
 
 
 def _saved(path: Path, sources: tuple[str, ...]) -> bytes:
@@ -267,6 +321,7 @@ def _saved(path: Path, sources: tuple[str, ...]) -> bytes:
 # Where the header ends: the bytecode format's magic number is its last 4
 # bytes; the payload's checksum follows it.
 _END = len(code_cache._HEADER)
+_LIST = marshal.dumps(["a = 1\n"])
 
 
 @pytest.mark.parametrize(
@@ -281,6 +336,10 @@ _END = len(code_cache._HEADER)
         ),
         pytest.param(
             lambda data: data[:_END] + bytes(4) + data[_END + 4 :], id="checksum-off"
+        ),
+        pytest.param(
+            lambda data: data[:_END] + code_cache._checksum(_LIST) + _LIST,
+            id="a-list-not-a-table",
         ),
     ],
 )

@@ -114,7 +114,8 @@ class DataclassCode:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             import tempfile
 
-            fd, temporary = tempfile.mkstemp(dir=self.path.parent, suffix=".tmp")
+            # Beside the file: os.replace cannot cross file systems.
+            fd, temporary = tempfile.mkstemp(dir=self.path.parent)
             try:
                 with os.fdopen(fd, "wb") as f:
                     f.write(_HEADER + _checksum(payload) + payload)
