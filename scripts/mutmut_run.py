@@ -36,10 +36,16 @@ from mutmut.state import state
 @functools.cache
 def _frame_kind(filename: str) -> str:
     """'runner' stops the walk, 'ours' counts against the depth, 'other' is
-    passed over: mutmut's own test for each, as in mutmut.stats."""
+    passed over: mutmut's own test for each, as in mutmut.stats, but for
+    code compiled from a string (``<string>``: dataclasses' methods, made
+    through the code cache), which has no file and is passed over too
+    (mutmut's own walk stops the stats phase with FileNotFoundError)."""
     if "pytest" in filename or "hammett" in filename or "unittest" in filename:
         return "runner"
-    file_path = Path(filename).resolve(strict=True)
+    try:
+        file_path = Path(filename).resolve(strict=True)
+    except OSError:
+        return "other"
     if any(
         path in file_path.parents for path in config().resolved_mutated_source_paths
     ):
