@@ -570,6 +570,25 @@ def test_publish_pushes_the_documents_diagnostics_with_its_version(
     assert server.checked[uri].version == 1
 
 
+def test_the_code_a_check_compiled_is_saved_once_its_diagnostics_are_out(
+    project, monkeypatch, tmp_path
+):
+    """An editor may end the server without a word (no exit to save at)."""
+    import dataclasses
+
+    from vllm_spec_lint.edges.code_cache import FOLDER_VARIABLE, compiled_dataclasses
+
+    monkeypatch.setenv(FOLDER_VARIABLE, str(tmp_path / "code-cache"))
+    server = initialized_server(project)
+    sent = sent_diagnostics(server, monkeypatch)
+    uri = opened(server, project / "worker.py", WORKER)
+    with compiled_dataclasses() as code:
+        dataclasses.make_dataclass("MadeBeforeTheCheck", [("only_here", int)])
+        assert (code.compiled > 0, code.path.exists()) == (True, False)
+        asyncio.run(server.publish(uri))
+        assert (len(sent), code.compiled, code.path.exists()) == (1, 0, True)
+
+
 def _edit(server, uri: str) -> None:
     server.workspace.put_text_document(
         types.TextDocumentItem(uri=uri, language_id="python", version=2, text=KCI)

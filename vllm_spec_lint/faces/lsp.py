@@ -25,6 +25,7 @@ from vllm_spec_lint import __version__
 from vllm_spec_lint.core.findings import PARSE_ERROR_CODE, Finding, wanted
 from vllm_spec_lint.core.last_analysis import LastAnalysis
 from vllm_spec_lint.core.settings import RULE_NAMES, Config, ConfigError, rule_url
+from vllm_spec_lint.edges.code_cache import save_compiled
 from vllm_spec_lint.edges.config import load_config
 from vllm_spec_lint.edges.hierarchy_sources import HierarchyError, load_hierarchy
 from vllm_spec_lint.model.hierarchy import ClassHierarchy, module_path, short_name
@@ -163,6 +164,9 @@ class SpecLintServer(LanguageServer):
                 uri=uri, version=version, diagnostics=self.diagnostics(uri, checked)
             )
         )
+        # An editor may end the server without a word: the code its first
+        # check compiled (edges/code_cache.py) is kept now, not at its exit.
+        save_compiled()
 
     async def republish_all(self) -> None:
         for uri in list(self.workspace.text_documents):
