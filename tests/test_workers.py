@@ -12,19 +12,79 @@ import pytest
 
 from tests.conftest import REPO
 from vllm_spec_lint.core.findings import parse_error
-from vllm_spec_lint.edges import workers
+from vllm_spec_lint.edges import code_cache, workers
+from vllm_spec_lint.edges.code_cache import FOLDER_VARIABLE
 from vllm_spec_lint.edges.results import FileResult
 
 
-def test_a_worker_leaves_ctrl_c_to_the_main_process():
+def test_a_worker_leaves_ctrl_c_to_the_main_process(monkeypatch):
     import signal
 
+    monkeypatch.setenv(FOLDER_VARIABLE, "")  # no code cache to start here
     before = signal.getsignal(signal.SIGINT)
     try:
         workers._start_worker()
         assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
     finally:
         signal.signal(signal.SIGINT, before)
+
+
+def test_a_worker_compiles_through_the_code_cache_it_saves_to(monkeypatch, tmp_path):
+    """As a spawned worker starts, in this process: the code cache is put in
+    use before the analysis is imported, which saves what it compiled."""
+    import dataclasses
+    import signal
+
+    monkeypatch.setenv(FOLDER_VARIABLE, str(tmp_path))
+    monkeypatch.setattr(signal, "signal", lambda *args: None)
+    monkeypatch.setattr(code_cache, "_active", None)
+
+    def imports_the_analysis() -> None:
+        dataclasses.make_dataclass("MadeInTheWorker", [("only_there", int)])
+        code_cache.save_compiled()
+
+    monkeypatch.setattr(workers, "_load_analysis", imports_the_analysis)
+    try:
+        workers._start_worker()
+        assert isinstance(vars(dataclasses)["exec"].__self__, code_cache.DataclassCode)
+    finally:
+        if code_cache._active is not None:
+            code_cache._stop()
+    [saved] = tmp_path.iterdir()
+    kept = code_cache.DataclassCode(saved)._read()
+    assert any("only_there" in source for source in kept)
+
+
+def test_a_forked_worker_keeps_the_code_cache_it_was_given(monkeypatch, tmp_path):
+    import dataclasses
+
+    monkeypatch.setenv(FOLDER_VARIABLE, str(tmp_path))
+    with code_cache.compiled_dataclasses() as given:
+        assert code_cache.start() is None
+        assert vars(dataclasses)["exec"].__self__ is given
+    assert "exec" not in vars(dataclasses)
+
+
+def _in_use_here() -> bool:
+    from vllm_spec_lint.edges import code_cache
+
+    return code_cache._active is not None
+
+
+def test_a_spawned_pool_s_workers_compile_through_the_code_cache(tmp_path, monkeypatch):
+    """Where workers are spawned (macOS, Windows), not forked: each starts
+    the code cache itself, and saves what importing the analysis compiled."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    monkeypatch.setenv(FOLDER_VARIABLE, str(tmp_path))
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(
+        1, mp_context=context, initializer=workers._start_worker
+    ) as pool:
+        assert pool.submit(_in_use_here).result(timeout=300) is True
+    [saved] = tmp_path.iterdir()
+    assert len(code_cache.DataclassCode(saved)._read()) > 100  # libcst's
 
 
 def _ignores_ctrl_c() -> bool:

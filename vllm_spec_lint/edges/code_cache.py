@@ -136,26 +136,38 @@ def _checksum(payload: bytes) -> bytes:
 _active: DataclassCode | None = None
 
 
-@contextmanager
-def compiled_dataclasses() -> Iterator[DataclassCode | None]:
-    """While the block runs, the dataclasses made in this process (and in
-    the workers it forks) take their methods' code from the cache; yields
-    it, for :meth:`DataclassCode.save`. Yields None where there is no cache
-    folder, no bytecode format, or a cache already in use."""
+def start() -> DataclassCode | None:
+    """From now on, the dataclasses made in this process (and in the workers
+    it forks) take their methods' code from the cache; the cache, for
+    :meth:`DataclassCode.save`. None where there is no cache folder, no
+    bytecode format, or a cache in use already (a forked worker's, from the
+    process that forked it)."""
     global _active
     folder, tag = cache_folder(), sys.implementation.cache_tag
     if folder is None or tag is None or _active is not None:
-        yield None
-        return
+        return None
     name = f"dataclass-code-{tag}-O{sys.flags.optimize}.marshal"
     _active = DataclassCode(folder / name)
     # ``dataclasses`` looks ``exec`` up in its own module before the builtins.
     dataclasses.exec = _active.exec
+    return _active
+
+
+def _stop() -> None:
+    global _active
+    del dataclasses.exec
+    _active = None
+
+
+@contextmanager
+def compiled_dataclasses() -> Iterator[DataclassCode | None]:
+    """:func:`start` for the block's length; yields what it gave."""
+    started = start()
     try:
-        yield _active
+        yield started
     finally:
-        del dataclasses.exec
-        _active = None
+        if started is not None:
+            _stop()
 
 
 def save_compiled() -> None:

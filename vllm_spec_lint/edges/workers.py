@@ -31,10 +31,15 @@ def _load_analysis() -> None:
 
 def _start_worker() -> None:
     """A worker leaves Ctrl-C to the main process, which stops it (a worker
-    that took it would report it as the file's outcome and go on)."""
+    that took it would report it as the file's outcome and go on). A
+    spawned worker starts afresh: its imports compile through the code
+    cache too (a forked one has the main process's already)."""
     import signal
 
+    from vllm_spec_lint.edges import code_cache
+
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    code_cache.start()
     _load_analysis()
 
 
