@@ -21,6 +21,7 @@ from vllm_spec_lint import __version__
 from vllm_spec_lint.core.analysis import screened_names
 from vllm_spec_lint.core.findings import Finding
 from vllm_spec_lint.core.settings import KNOWN_CODES, Config
+from vllm_spec_lint.edges.files import replace_whole
 from vllm_spec_lint.model.hierarchy import ClassHierarchy, read_class_bases
 from vllm_spec_lint.repair.text import Edit, Fix
 
@@ -72,23 +73,18 @@ def _finding_from_json(data: dict, path: str) -> Finding:
 
 
 def _write_entry(root: Path, entry: Path, data: bytes) -> None:
-    """Write one cache file whole (temporary file, then ``os.replace``) under
+    """Write one cache file whole (edges/files.py's ``replace_whole``) under
     the cache folder at ``root``, which is marked as a cache on first use."""
     try:
-        entry.parent.mkdir(parents=True, exist_ok=True)
         top = root / CACHE_DIR
+        top.mkdir(parents=True, exist_ok=True)
         if not (top / ".gitignore").exists():
             (top / ".gitignore").write_text("# Created by vllm-spec-lint.\n*\n")
             (top / "CACHEDIR.TAG").write_text(
                 "Signature: 8a477f597d28d172789f06886806bc55\n"
                 "# This file is a cache directory tag created by vllm-spec-lint.\n"
             )
-        import tempfile
-
-        fd, temporary = tempfile.mkstemp(dir=entry.parent, suffix=".tmp")
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(temporary, entry)
+        replace_whole(entry, data)
     except OSError:
         pass  # a read-only checkout still gets its results
 

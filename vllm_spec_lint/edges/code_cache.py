@@ -32,6 +32,8 @@ from importlib.util import MAGIC_NUMBER
 from pathlib import Path
 from types import CodeType
 
+from vllm_spec_lint.edges.files import replace_whole
+
 FOLDER_VARIABLE = "VLLM_SPEC_LINT_CACHE_DIR"
 # A file holding more sources than this starts again (libcst's classes make
 # about 620 on Python 3.11, fewer from 3.13; each libcst upgrade adds its).
@@ -102,8 +104,8 @@ class DataclassCode:
 
     def save(self) -> None:
         """Add what this process compiled to the file (with what other
-        processes added since it was read), written whole: a temporary file,
-        then ``os.replace``. A folder that cannot be written keeps nothing."""
+        processes added since it was read), written whole (``replace_whole``).
+        A folder that cannot be written keeps nothing."""
         if not self.compiled:
             return
         codes = {**self._read(), **self._asked}
@@ -111,18 +113,7 @@ class DataclassCode:
             codes = self._asked
         payload = marshal.dumps(codes)
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            import tempfile
-
-            # Beside the file: os.replace cannot cross file systems.
-            fd, temporary = tempfile.mkstemp(dir=self.path.parent)
-            try:
-                with os.fdopen(fd, "wb") as f:
-                    f.write(_HEADER + _checksum(payload) + payload)
-                os.replace(temporary, self.path)
-            except BaseException:
-                os.unlink(temporary)
-                raise
+            replace_whole(self.path, _HEADER + _checksum(payload) + payload)
         except OSError:
             return
         self.compiled = 0

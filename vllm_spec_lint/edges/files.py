@@ -101,6 +101,26 @@ def write_atomically(path: Path, original: bytes, new: bytes) -> None:
         raise
 
 
+def replace_whole(path: Path, data: bytes) -> None:
+    """Write ``path`` in one step, missing folders made: a temporary file
+    beside it (``os.replace`` cannot cross file systems), then
+    ``os.replace``, so that a reader (another run) never sees half of it.
+    Raises OSError; the temporary file never stays."""
+    import tempfile
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, temporary = tempfile.mkstemp(
+        dir=path.parent, prefix=f".{path.name}.", suffix=".vsl-tmp"
+    )
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(temporary, path)
+    except BaseException:
+        os.unlink(temporary)
+        raise
+
+
 class ReportNotWritten(Exception):
     """``--output-file`` could not be written; the message names it and why."""
 
