@@ -137,7 +137,9 @@ print(json.dumps({
 """
 
 
-def _python(script: str, *args: str, folder: Path) -> dict:
+def _python(script: str, *args: str, folder: Path) -> str:
+    """What ``script`` prints, run by a Python of its own with its code
+    cache in ``folder``; it must succeed."""
     out = subprocess.run(
         [sys.executable, "-c", script, *args],
         capture_output=True,
@@ -147,7 +149,16 @@ def _python(script: str, *args: str, folder: Path) -> dict:
         timeout=300,
     )
     assert out.returncode == 0, out.stderr
-    return json.loads(out.stdout)
+    return out.stdout
+
+
+def _classes_namespace() -> dict:
+    """_CLASSES' definitions, compiled as a file of their own: not with this
+    module's annotations."""
+    namespace: dict = {}
+    source = _CLASSES.split("if sys.argv")[0]
+    exec(compile(source, "<classes>", "exec", 0, True), namespace)
+    return namespace
 
 
 def test_a_class_made_through_the_cache_is_the_class_made_without_it(tmp_path):
@@ -155,9 +166,10 @@ def test_a_class_made_through_the_cache_is_the_class_made_without_it(tmp_path):
     class's behaviour, without the cache, on a first run that compiles
     (one source per method: 3 + 6 + 3) and on a second that compiles
     nothing."""
-    plain = _python(_CLASSES, "plain", folder=tmp_path)
-    first = _python(_CLASSES, "cached", folder=tmp_path)
-    second = _python(_CLASSES, "cached", folder=tmp_path)
+    plain, first, second = (
+        json.loads(_python(_CLASSES, mode, folder=tmp_path))
+        for mode in ("plain", "cached", "cached")
+    )
     assert plain["methods"] == first["methods"] == second["methods"]
     assert plain["behaviour"] == first["behaviour"] == second["behaviour"]
     assert (
@@ -176,10 +188,7 @@ def _methods_made() -> set[str]:
         made.append(source)
         exec(source, globals, locals)
 
-    namespace: dict = {}
-    # Compiled as a file of its own: not with this module's annotations.
-    classes = compile(_CLASSES.split("def code_of")[0], "<classes>", "exec", 0, True)
-    exec(classes, namespace)
+    namespace = _classes_namespace()
     dataclasses.exec = counting
     try:
         namespace["classes"]()
@@ -211,10 +220,7 @@ print(compiled, module.code == "x = isinstance(s, (A, B))\\n", frozen,
 
 def _made_in_this_process(cache: DataclassCode | None) -> list[dict]:
     """_CLASSES' classes' methods, made here, through ``cache`` if given."""
-    namespace: dict = {}
-    # Compiled as a file of its own: not with this module's annotations.
-    source = _CLASSES.split("if sys.argv")[0]
-    exec(compile(source, "<classes>", "exec", 0, True), namespace)
+    namespace = _classes_namespace()
     if cache is not None:
         dataclasses.exec = cache.exec
     try:
@@ -239,17 +245,7 @@ def test_in_one_process_a_class_made_through_the_cache_is_the_class_made_without
 
 
 def test_libcst_imported_a_second_time_compiles_nothing_and_parses_alike(tmp_path):
-    env = {**os.environ, FOLDER_VARIABLE: str(tmp_path)}
-
-    def run() -> list[str]:
-        out = subprocess.run(
-            [sys.executable, "-c", _LIBCST], capture_output=True, text=True,
-            cwd=tmp_path, env=env, timeout=300,
-        )  # fmt: skip
-        assert out.returncode == 0, out.stderr
-        return out.stdout.split()
-
-    first, second = run(), run()
+    first, second = (_python(_LIBCST, folder=tmp_path).split() for _ in range(2))
     # libcst's 223 classes: a source per method, or per class from 3.13 on
     # (classes alike share one).
     assert int(first[0]) > 100
@@ -411,11 +407,7 @@ def test_a_worker_saves_the_code_it_compiled(tmp_path):
             import libcst
         print(cache.compiled)
     """)
-    after = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path,
-        env={**os.environ, FOLDER_VARIABLE: str(folder)}, timeout=300,
-    )  # fmt: skip
-    assert (after.returncode, after.stdout) == (0, "0\n"), after.stderr
+    assert _python(script, folder=folder) == "0\n"  # compiled nothing
 
 
 def _makes_a_class(status: int):
