@@ -16,8 +16,8 @@ from vllm_spec_lint.edges.results import FileResult
 
 
 def _load_analysis() -> None:
-    """Import the analysis (libcst): in the main process before forking the
-    workers, or in each worker where they are spawned; then save the code
+    """Import the analysis (libcst): in the main process before forking two
+    workers or more, else in each worker as it starts; then save the code
     the import compiled (edges/code_cache.py), as a worker's run ends
     without saving it."""
     import libcst  # noqa: F401
