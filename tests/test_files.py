@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import stat
+from pathlib import Path
 
 import pytest
 
@@ -189,3 +190,29 @@ def test_a_path_is_within_a_folder_by_whole_names(path, folder, within):
 )
 def test_a_path_ends_with_a_tail_of_whole_names(path, tail, ends):
     assert files.ends_with_path(path, tail) is ends
+
+
+def test_a_whole_write_goes_through_a_temporary_file_named_after_it(
+    tmp_path, monkeypatch
+):
+    """Beside the file (``os.replace`` cannot cross file systems), in folders
+    made for it, named as every write of ours is: a leftover says whose."""
+    replaced = []
+    real_replace = os.replace
+
+    def replace(source, target):
+        replaced.append((Path(source), Path(target)))
+        real_replace(source, target)
+
+    monkeypatch.setattr(os, "replace", replace)
+    target = tmp_path / "new" / "folder" / "code.marshal"
+    files.replace_whole(target, b"data")
+    [(temporary, to)] = replaced
+    assert (to, temporary.parent, target.read_bytes()) == (
+        target,
+        target.parent,
+        b"data",
+    )
+    assert temporary.name.startswith(".code.marshal.")
+    assert temporary.name.endswith(".vsl-tmp")
+    assert sorted(p.name for p in target.parent.iterdir()) == ["code.marshal"]
