@@ -63,6 +63,21 @@ def code_cache_folder(tmp_path_factory) -> Iterator[Path]:
 
 
 @pytest.fixture
+def replaced_files(monkeypatch) -> list[tuple[Path, Path]]:
+    """Every ``os.replace`` the test makes, as (source, target), in order;
+    each still made."""
+    replaced: list[tuple[Path, Path]] = []
+    real_replace = os.replace
+
+    def recorded(source, target):
+        replaced.append((Path(source), Path(target)))
+        real_replace(source, target)
+
+    monkeypatch.setattr(os, "replace", recorded)
+    return replaced
+
+
+@pytest.fixture
 def examples(tmp_path) -> Path:
     """A copy of the example tree (5 findings, the NIXL worker, no
     settings), without a cache a developer's own run may have left."""

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import stat
-from pathlib import Path
 
 import pytest
 
@@ -193,18 +192,11 @@ def test_a_path_ends_with_a_tail_of_whole_names(path, tail, ends):
 
 
 def test_a_whole_write_goes_through_a_temporary_file_named_after_it(
-    tmp_path, monkeypatch
+    tmp_path, replaced_files
 ):
     """Beside the file (``os.replace`` cannot cross file systems), in folders
     made for it, named as every write of ours is: a leftover says whose."""
-    replaced = []
-    real_replace = os.replace
-
-    def replace(source, target):
-        replaced.append((Path(source), Path(target)))
-        real_replace(source, target)
-
-    monkeypatch.setattr(os, "replace", replace)
+    replaced = replaced_files
     target = tmp_path / "new" / "folder" / "code.marshal"
     files.replace_whole(target, b"data")
     [(temporary, to)] = replaced

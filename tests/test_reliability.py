@@ -550,19 +550,12 @@ def umask_027():
 
 
 def test_a_report_is_written_beside_itself_then_moved_in_place(
-    tmp_path, monkeypatch, umask_027
+    tmp_path, replaced_files, umask_027
 ):
     """The temporary file is in the report's folder (a move across file
     systems would not be one step), named after it, and the report gets the
     permissions the umask gives a new file."""
-    moves = []
-    replace = os.replace
-
-    def recorded(source, target):
-        moves.append((Path(source), Path(target)))
-        replace(source, target)
-
-    monkeypatch.setattr(os, "replace", recorded)
+    moves = replaced_files
     report = tmp_path / "out" / "report.txt"
     write_report(report, "VSL001 \u00e9\n")
     [(temporary, target)] = moves
