@@ -116,21 +116,57 @@ def test_our_options_from_flake8_config(tmp_path):
     )
 
 
-def test_files_without_family_names_do_not_import_libcst(tmp_path):
-    (tmp_path / "plain.py").write_text("x = 1\n")
+def _flake8_then(after: str, files: str, cwd: Path) -> list[str]:
+    """flake8 (one job, in this process) over ``files``, then ``after``'s
+    prints: its output's lines, flake8's report first."""
     code = (
-        "import sys\n"
+        "import gc, sys\n"
         "from flake8.main.cli import main\n"
         "try:\n"
-        "    main(['--select', 'VSL', '-j', '1', 'plain.py'])\n"
+        f"    main(['--select', 'VSL', '-j', '1', {files!r}])\n"
         "except SystemExit:\n"
         "    pass\n"
-        "print('libcst' in sys.modules)\n"
+        f"{after}\n"
     )
     out = subprocess.run(
-        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True
+        [sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True
     )
-    assert out.stdout.strip().splitlines()[-1] == "False", out.stderr
+    assert out.returncode == 0, out.stderr
+    return out.stdout.splitlines()
+
+
+def test_files_without_family_names_do_not_import_libcst(tmp_path):
+    (tmp_path / "plain.py").write_text("x = 1\n")
+    lines = _flake8_then("print('libcst' in sys.modules)", "plain.py", tmp_path)
+    assert lines == ["False"]
+
+
+def test_files_without_family_names_freeze_nothing(tmp_path):
+    (tmp_path / "plain.py").write_text("x = 1\n")
+    lines = _flake8_then("print(gc.get_freeze_count())", "plain.py", tmp_path)
+    assert lines == ["0"]
+
+
+def test_the_imported_analysis_is_left_out_of_the_cycle_collectors_walks(bad_file):
+    after = (
+        "import libcst\n"
+        "from vllm_spec_lint.rules import vsl001_isinstance\n"
+        "tracked = {id(o) for o in gc.get_objects()}\n"
+        "print(gc.get_freeze_count() > 20000)\n"
+        "print(id(libcst.Module) in tracked, id(vsl001_isinstance.__dict__) in tracked)\n"
+        "made_later = []\n"
+        "made_later.append(made_later)\n"
+        "del made_later\n"
+        "print(gc.collect() > 0)"
+    )
+    lines = _flake8_then(after, "bad.py", bad_file)
+    assert lines == [
+        "bad.py:2:19: VSL001 isinstance() check against MLAAttentionSpec"
+        " leaves out SlidingWindowMLASpec",
+        "True",
+        "False False",
+        "True",
+    ]
 
 
 NOQA_COMMENTS = [
