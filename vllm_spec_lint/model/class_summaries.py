@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -59,11 +60,23 @@ class ClassSummary:
     # Method -> what its returns can be (qualified names, SUPER, SAME);
     # None: computed, unknown. Only the pairing methods.
     returns: dict[str, tuple[str, ...] | None]
-    # Assigns ``self.kv_cache_spec`` (its spec is then not the group's).
-    rebinds_own_spec: bool = False
-    # Its ``__init__`` hands its base's ``__init__`` something other than
-    # what it was given.
-    passes_other_spec: bool = False
+    # The class statement, for what is asked only of a chain's builders
+    # (worked out then: most classes read are never asked).
+    node: ast.ClassDef | None = field(default=None, repr=False, compare=False)
+    # Whether its text spells the attribute, setattr or delattr.
+    may_rebind: bool = False
+
+    @functools.cached_property
+    def rebinds_own_spec(self) -> bool:
+        """Assigns ``self.kv_cache_spec`` (its spec is then not the group's)."""
+        return self.may_rebind and _rebinds_own_spec(self.node)
+
+    @functools.cached_property
+    def passes_other_spec(self) -> bool:
+        """Its ``__init__`` hands its base's ``__init__`` something other
+        than what it was given."""
+        inits = [m for m in _methods(self.node) if m.name == "__init__"]
+        return bool(inits) and _passes_other_spec(inits[-1])
 
 
 @dataclass
@@ -78,10 +91,29 @@ class ModuleSummary:
     tables: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # Short names of the module-level classes.
     defined: set[str] = field(default_factory=set)
-    # identifier -> how the module uses it.
+    # identifier -> how the module uses it, for the top-level statements
+    # read so far.
     used: dict[str, set[str]] = field(default_factory=dict)
+    # The top-level statements not read for uses yet, each with its text. A
+    # pass asks about a few names, which most statements never spell: each
+    # is read once, when a name asked about is in its text.
+    unread: list[tuple[ast.stmt, bytes]] = field(default_factory=list)
+    # The whole file's text, while a statement is unread.
+    text: bytes = b""
 
     def uses(self, name: str) -> set[str]:
+        word = name.encode()
+        if word in self.text:
+            reader = _Uses(self)
+            unread = []
+            for statement, text in self.unread:
+                if word in text:
+                    reader.statement(statement, top=True)
+                else:
+                    unread.append((statement, text))
+            self.unread = unread
+            if not unread:
+                self.text = b""
         return self.used.get(name, set())
 
 
@@ -97,16 +129,24 @@ def summarize(source: bytes, module: str, is_package: bool) -> ModuleSummary:
         if table is not None:
             name, members = table
             summary.tables[f"{module}.{name}"] = tuple(m.id for m in members)
+    summary.text = source
     lines = source.splitlines()
     for statement in tree.body:
+        if _is_bare_string(statement):
+            continue  # a docstring, or a string that does nothing: no use
+        first = min(d.lineno for d in [statement, *_decorators(statement)])
+        text = b"\n".join(lines[first - 1 : statement.end_lineno])
+        summary.unread.append((statement, text))
         if isinstance(statement, ast.ClassDef):
             # Only a class spelling the attribute, setattr or delattr changes it.
-            text = b"\n".join(lines[statement.lineno - 1 : statement.end_lineno])
             may_rebind = any(word in text for word in _MAY_REBIND)
             info = _class_summary(statement, summary, imports, may_rebind)
             summary.classes[info.qualname] = info
-    _Uses(summary).visit_body(tree.body, top=True)
     return summary
+
+
+def _decorators(statement: ast.stmt) -> list[ast.expr]:
+    return getattr(statement, "decorator_list", [])
 
 
 class _Imports:
@@ -386,10 +426,10 @@ def _class_summary(
     for base in node.bases:
         target = base.value if isinstance(base, ast.Subscript) else base
         bases.append(resolve(target) or f"?{ast.unparse(target)}")
-    info = ClassSummary(f"{summary.module}.{node.name}", tuple(bases), {})
+    info = ClassSummary(
+        f"{summary.module}.{node.name}", tuple(bases), {}, node, may_rebind
+    )
     for item in _methods(node):
-        if item.name == "__init__":
-            info.passes_other_spec = _passes_other_spec(item)
         if item.name not in _METHODS:
             continue
         local: dict[str, str] = {}  # a method's own imports
@@ -398,7 +438,6 @@ def _class_summary(
                 imports.read(inner, local)
         want = "class" if item.name in (BUILDER_METHOD, BACKEND_METHOD) else "made"
         info.returns[item.name] = _returns(item, _resolver(summary, local), want)
-    info.rebinds_own_spec = may_rebind and _rebinds_own_spec(node)
     return info
 
 
