@@ -469,3 +469,44 @@ def test_what_is_no_table(line):
 )
 def test_a_use_in_a_less_common_shape(source, name, uses):
     assert _summary(source).uses(name) == uses
+
+
+def test_a_name_only_a_decorator_spells_is_a_use_when_asked_first():
+    """A statement is walked for uses when a name asked about is in its
+    text: a decorated definition's text starts at its first decorator."""
+    summary = _summary(
+        """\
+        @register(Registered)
+        @other
+        class Plain:
+            pass
+
+
+        @wraps(Wrapped)
+        def plain():
+            pass
+        """
+    )
+    assert summary.uses("Registered") == {"other"}
+    assert summary.uses("Wrapped") == {"other"}
+    assert summary.uses("Plain") == set()
+
+
+def test_each_name_asked_about_finds_its_uses_in_statements_not_walked_yet():
+    summary = _summary(
+        """\
+        from pkg import First
+
+
+        def uses_first():
+            return isinstance(x, First)
+
+
+        def uses_second():
+            return Second
+        """
+    )
+    assert summary.uses("Second") == {"other"}
+    assert summary.uses("First") == {"import", "class test"}
+    assert summary.uses("Second") == {"other"}
+    assert summary.uses("Missing") == set()
