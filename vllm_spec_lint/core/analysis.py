@@ -101,11 +101,19 @@ def _parse_error_of(exc: BaseException, path: str) -> Finding:
 
 
 @contextmanager
-def gc_paused() -> Iterator[None]:
+def gc_paused(*, survivors_old: bool = False) -> Iterator[None]:
     """Parsing builds hundreds of thousands of short-lived, acyclic nodes; the
     cycle collector would walk them again and again (about half of parse
     time). Reference counting frees them; the collector runs afterwards,
-    unless it was off already (a caller's own pause)."""
+    unless it was off already (a caller's own pause).
+
+    ``survivors_old``: what the block made and left alive joins the oldest
+    generation. Resumed as it was, the collector counts it all young, and
+    the first allocation after walks it whole: about 40 ms after a whole
+    tree, in a process about to end. Frozen and unfrozen (two list splices
+    in CPython) it is old, walked at the next full collection like anything
+    that lived through the young ones. Not when something is frozen already
+    (a host's ``gc.freeze()``): unfreezing would let it go too."""
     if not gc.isenabled():
         yield
         return
@@ -113,6 +121,9 @@ def gc_paused() -> Iterator[None]:
     try:
         yield
     finally:
+        if survivors_old and gc.get_freeze_count() == 0:
+            gc.freeze()
+            gc.unfreeze()
         gc.enable()
 
 
