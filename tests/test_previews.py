@@ -180,3 +180,154 @@ def test_a_cached_layout_is_of_the_same_fixes_only(tmp_path):
     )
     assert first.fix.edits == (Edit("x", (1, 1), (1, 2)),)
     assert second.fix.edits == (Edit("y", (1, 1), (1, 2)),)
+
+
+# -- laid out early, while the run goes on -------------------------------------
+
+LONG = "ok = isinstance(spec, MLAAttentionSpec)\n"
+LAID_OUT_AT_40 = (
+    Edit(
+        "\n    spec,\n    (\n        MLAAttentionSpec,\n"
+        "        SlidingWindowMLASpec,\n    ),\n",
+        (1, 17),
+        (1, 39),
+    ),
+)
+
+
+def _long_line_finding(path: str, own_spec=None):
+    from vllm_spec_lint.core.findings import Finding
+    from vllm_spec_lint.repair.text import Fix
+
+    named = Edit("(MLAAttentionSpec, SlidingWindowMLASpec)", (1, 23), (1, 39))
+    fix = Fix("safe", "Add", (named,))
+    return Finding("VSL001", "m", path, (1, 23), (1, 39), fix, own_spec=own_spec)
+
+
+@pytest.fixture
+def formatter_runs(monkeypatch):
+    """The texts the real formatter was run on, in order."""
+    from vllm_spec_lint.repair.formatting import RangeFormatter
+
+    runs = []
+    real = RangeFormatter._run
+
+    def counted(self, ranges, text):
+        runs.append(text)
+        return real(self, ranges, text)
+
+    monkeypatch.setattr(RangeFormatter, "_run", counted)
+    return runs
+
+
+def _laid_out_with_early(tmp_path, findings, file_text, shown_text):
+    """``findings`` (in m.py, holding ``file_text`` while the run goes on)
+    given to LaidOutEarly as their file's result, then laid out for the
+    report with ``shown_text`` as the file's text."""
+    from vllm_spec_lint.core.settings import Config
+    from vllm_spec_lint.edges.previews import LaidOutEarly, laid_out
+    from vllm_spec_lint.edges.results import FileResult
+
+    path = findings[0].path
+    (tmp_path / "m.py").write_text(file_text)
+    config = Config(fix_formatter="ruff", line_length=40)
+    early = LaidOutEarly(config, tmp_path)
+    try:
+        early.add(FileResult(path, findings))
+        return laid_out(findings, {path: shown_text}, config, tmp_path, None, early)
+    finally:
+        early.close()
+
+
+def test_fixes_laid_out_early_are_not_laid_out_again(tmp_path, formatter_runs):
+    path = str(tmp_path / "m.py")
+    [laid] = _laid_out_with_early(tmp_path, [_long_line_finding(path)], LONG, LONG)
+    assert laid.fix.edits == LAID_OUT_AT_40
+    assert len(formatter_runs) == 1
+
+
+def test_a_file_changed_since_it_was_laid_out_early_is_laid_out_again(
+    tmp_path, formatter_runs
+):
+    path = str(tmp_path / "m.py")
+    shown = LONG + "# changed since\n"
+    [laid] = _laid_out_with_early(tmp_path, [_long_line_finding(path)], LONG, shown)
+    assert laid.fix.edits == LAID_OUT_AT_40
+    assert [run.endswith("# changed since\n") for run in formatter_runs] == [
+        False,
+        True,
+    ]
+
+
+def test_other_fixes_than_those_laid_out_early_are_laid_out_again(
+    tmp_path, formatter_runs
+):
+    from vllm_spec_lint.core.settings import Config
+    from vllm_spec_lint.edges.previews import LaidOutEarly, laid_out
+    from vllm_spec_lint.edges.results import FileResult
+
+    path = str(tmp_path / "m.py")
+    (tmp_path / "m.py").write_text("a = 1\nb = 2\n")
+    config = Config(fix_formatter="ruff")
+    early = LaidOutEarly(config, tmp_path)
+    early.add(FileResult(path, [_finding(path, 1, "x"), _finding(path, 2, "y")]))
+    # A baseline left the second finding out of the report.
+    [laid] = laid_out(
+        [_finding(path, 1, "x")],
+        {path: "a = 1\nb = 2\n"},
+        config,
+        tmp_path,
+        None,
+        early,
+    )
+    early.close()
+    assert laid.fix.edits == (Edit("x", (1, 1), (1, 2)),)
+    assert formatter_runs == ["x = 1\ny = 2\n", "x = 1\nb = 2\n"]
+
+
+def test_a_file_testing_a_builders_own_spec_waits_for_the_pairing(
+    tmp_path, formatter_runs
+):
+    from vllm_spec_lint.core.settings import Config
+    from vllm_spec_lint.edges.previews import LaidOutEarly
+    from vllm_spec_lint.edges.results import FileResult
+
+    path = str(tmp_path / "m.py")
+    (tmp_path / "m.py").write_text(LONG)
+    early = LaidOutEarly(Config(fix_formatter="ruff", line_length=40), tmp_path)
+    finding = _long_line_finding(path, own_spec=("m.Builder", "SlidingWindowMLASpec"))
+    early.add(FileResult(path, [finding]))
+    early.close()
+    assert formatter_runs == []
+
+
+def test_a_formatter_failing_early_leaves_the_fix_as_made(tmp_path, formatter_runs):
+    path = str(tmp_path / "m.py")
+    broken = "x = (\n"  # ruff cannot parse it
+    finding = _finding(path, 1, "y")
+    [laid] = _laid_out_with_early(tmp_path, [finding], broken, broken)
+    assert laid == finding
+    assert formatter_runs == ["y = (\n"]
+
+
+@pytest.mark.parametrize(
+    "options, shown",
+    [
+        ([], True),
+        (["--output-format", "full"], True),
+        (["--output-format", "text"], True),
+        (["--output-format", "json"], True),
+        (["--output-format", "sarif"], True),
+        (["--output-format", "concise"], False),
+        (["--output-format", "github"], False),
+        (["--statistics"], False),
+        (["--output-format", "json", "--statistics"], False),
+    ],
+)
+def test_the_reports_that_show_fixes(options, shown):
+    """Those lay their fixes out (early, while the run goes on)."""
+    from vllm_spec_lint.faces.cli_options import build_parser
+    from vllm_spec_lint.faces.commands.running import shows_fixes
+
+    args = build_parser().parse_args(["check", *options, "."])
+    assert shows_fixes(args) is shown

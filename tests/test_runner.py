@@ -232,6 +232,28 @@ def test_files_given_get_every_job(tmp_path, monkeypatch):
     assert starts == [(2, True)]
 
 
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_each_analysed_files_result_is_given_as_it_comes_in(tmp_path, jobs):
+    """``on_result`` sees the results of the files analysed, in order,
+    whether workers analysed them or this process; a file that names no
+    anchor is no analysis's."""
+    (tmp_path / "plain.py").write_text("x = 1\n")
+    _two_bad_files(tmp_path)
+    given = []
+    check_run = run(
+        [tmp_path],
+        Config(root=tmp_path),
+        use_cache=False,
+        jobs=jobs,
+        on_result=given.append,
+    )
+    assert [(Path(r.path).name, len(r.findings)) for r in given] == [
+        ("a.py", 1),
+        ("b.py", 1),
+    ]
+    assert all(any(r is g for r in check_run.results) for g in given)
+
+
 def test_workers_start_early_and_import_when_families_are_discovered(
     tmp_path, monkeypatch
 ):

@@ -7,7 +7,8 @@ for each file: every fix applied at once, the changed ranges laid out, as
 ``fix`` does; the laid-out text is then cut back into one fix per finding,
 each holding the changed lines its own edits touched. The formatter runs
 only for files with a fix to show (ruff once per changed range), files side
-by side, and what it gives is cached (edges/cache.py's PreviewCache).
+by side, in a check already while the run waits for its workers
+(LaidOutEarly), and what it gives is cached (edges/cache.py's PreviewCache).
 """
 
 from __future__ import annotations
@@ -16,13 +17,87 @@ import os
 import re
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from vllm_spec_lint.core.findings import Finding
 from vllm_spec_lint.core.settings import Config
 from vllm_spec_lint.edges.cache import PreviewCache
+from vllm_spec_lint.edges.files import decode_source, read_source
 from vllm_spec_lint.model.lines import split_lines
-from vllm_spec_lint.repair.formatting import FormatError, choose, line_opcodes
+from vllm_spec_lint.repair.formatting import (
+    FormatError,
+    FormatterChoice,
+    choose,
+    line_opcodes,
+)
 from vllm_spec_lint.repair.text import Edit, Fix, apply_fixes, common_ends
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
+
+
+class LaidOutEarly:
+    """Fixes laid out while a run goes on, each file's once its result is
+    in: the main process mostly waits for its workers then, and the
+    formatter runs on the core it leaves idle. :func:`laid_out` takes what
+    was laid out here for the same text and fixes, and lays out the rest
+    itself. A file with a test of a builder's own spec waits for it: backend
+    pairing's verdict, still to come, may take findings away."""
+
+    def __init__(self, config: Config, start: Path):
+        self._config = config
+        self._start = start
+        self._choice: FormatterChoice | None = None
+        self._pool = None
+        # path -> (the text and fixes laid out, the laid-out fixes to come)
+        self._started: dict[str, tuple[str, list[Fix], Future]] = {}
+
+    def add(self, result) -> None:
+        """Start laying out ``result``'s fixes (a FileResult)."""
+        fixes = [f.fix for f in result.findings if f.fix is not None]
+        if not fixes or any(f.own_spec for f in result.findings):
+            return
+        if self._choice is None:
+            self._choice = _choice(self._config, self._start)
+        formatter = self._choice.for_file(result.path)
+        if formatter is None:
+            return
+        try:
+            text = decode_source(read_source(result.path))[0]
+        except (OSError, SyntaxError, UnicodeDecodeError):
+            return  # the report shows no code of it either
+        if self._pool is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            # One at a time: the other cores are the workers'.
+            self._pool = ThreadPoolExecutor(1)
+        future = self._pool.submit(_laid_out_fixes, text, fixes, formatter)
+        self._started[result.path] = (text, fixes, future)
+
+    def take(self, path: str, text: str, fixes: list[Fix]):
+        """The fixes laid out for ``path`` with this text and these fixes
+        (None: the formatter failed), or NOT_LAID_OUT."""
+        started = self._started.pop(path, None)
+        if started is None or started[:2] != (text, fixes):
+            return NOT_LAID_OUT
+        try:
+            return started[2].result()
+        except FormatError:
+            return None
+
+    def close(self) -> None:
+        """Drop what has not started (a run that stops, or a report that
+        needs no more)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+NOT_LAID_OUT = object()
+
+
+def _choice(config: Config, start: Path) -> FormatterChoice:
+    # A missing formatter is fix's to warn about; a report shows the raw edit.
+    return choose(config.fix_formatter, start.absolute(), config.line_length, [])
 
 
 def laid_out(
@@ -31,19 +106,20 @@ def laid_out(
     config: Config,
     start: Path,
     cache: PreviewCache | None = None,
+    early: LaidOutEarly | None = None,
 ) -> list[Finding]:
     """``findings`` with each fix as the project's formatter lays it out;
     findings in files not in ``sources``, or whose formatter fails or is not
     installed, keep their fix as the rule made it. ``cache`` remembers the
-    laid-out fixes, so that a warm run calls no formatter."""
+    laid-out fixes, so that a warm run calls no formatter; ``early`` holds
+    what was laid out while the run went on."""
     by_file: dict[str, list[Finding]] = {}
     for finding in findings:
         if finding.fix is not None and finding.path in sources:
             by_file.setdefault(finding.path, []).append(finding)
     if not by_file:
         return findings
-    # A missing formatter is fix's to warn about; a report shows the raw edit.
-    choice = choose(config.fix_formatter, start.absolute(), config.line_length, [])
+    choice = _choice(config, start)
     if choice.executable is None:
         return findings
     identity = f"{choice.kind} {choice.executable} {choice.line_length}"
@@ -68,6 +144,15 @@ def laid_out(
             cache.put(keys[path], fixes)
         return fixes
 
+    if early is not None:
+        for path, with_fix in by_file.items():
+            if path not in laid:
+                raw = [f.fix for f in with_fix]
+                fixes = early.take(path, sources[path], raw)
+                if fixes is not NOT_LAID_OUT:
+                    laid[path] = fixes
+                    if cache is not None and fixes is not None:
+                        cache.put(keys[path], fixes)
     missing = [path for path in by_file if path not in laid]
     if len(missing) > 1:
         # The formatter runs in a process of its own: files side by side.

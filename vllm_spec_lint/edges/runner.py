@@ -366,15 +366,22 @@ def run(
     jobs: int | None = None,
     use_cache: bool = True,
     follow_links: bool = False,
+    on_result: Callable[[FileResult], None] | None = None,
 ) -> CheckRun:
     """Check (and with ``fix``, fix; with ``write``, write) the Python files
-    under ``paths``. Ctrl-C stops it at once: RunInterrupted."""
+    under ``paths``. Ctrl-C stops it at once: RunInterrupted.
+
+    ``on_result`` is given each analysed file's result as it comes in
+    (while this process waits for the workers), before backend pairing's
+    verdicts, which may still move findings with an ``own_spec`` to the
+    suppressed."""
     analyses = Analyses(jobs or os.cpu_count() or 1)
     writer = _FixWriter()
     try:
         return _run(
             paths, config, analyses, writer, Mode(fix, unsafe, write), progress,
             force_exclude=force_exclude, use_cache=use_cache, follow_links=follow_links,
+            on_result=on_result,
         )  # fmt: skip
     except KeyboardInterrupt:
         analyses.stop()
@@ -392,6 +399,7 @@ def _run(
     force_exclude: bool,
     use_cache: bool,
     follow_links: bool,
+    on_result: Callable[[FileResult], None] | None,
 ) -> CheckRun:
     forget_packages()
     files = list(
@@ -500,6 +508,8 @@ def _run(
     held: list[int] = []
     for (index, key), result in zip(analysed, analyses.results(), strict=True):
         results[index] = result
+        if on_result is not None:
+            on_result(result)
         if (
             pairing is not None
             and mode.defer_own_specs

@@ -23,6 +23,7 @@ from vllm_spec_lint.faces.commands.running import (
     Output,
     format_findings,
     run_checks,
+    shows_fixes,
     with_findings,
 )
 
@@ -50,11 +51,25 @@ def command_check(args: argparse.Namespace, config: Config) -> int:
         return _add_noqa(args, config)
     if args.fix or args.diff:
         return command_fix(args, config)
-    from vllm_spec_lint.faces import report
-
     out = Output(args)
     stdin = sys.stdin.buffer.read() if reads_stdin(args) else None
-    checked = run_checks(args, config, out, stdin)
+    early = None
+    if shows_fixes(args) and stdin is None and not args.write_baseline:
+        from vllm_spec_lint.edges.previews import LaidOutEarly
+
+        early = LaidOutEarly(config, args.paths[0])
+    try:
+        return _check(args, config, out, stdin, early)
+    finally:
+        if early is not None:
+            early.close()
+
+
+def _check(args, config: Config, out: Output, stdin: bytes | None, early) -> int:
+    from vllm_spec_lint.faces import report
+
+    on_result = early.add if early is not None else None
+    checked = run_checks(args, config, out, stdin, on_result=on_result)
     findings = checked.findings
     if args.write_baseline or args.baseline:
         from vllm_spec_lint.faces import baseline
@@ -85,7 +100,9 @@ def command_check(args: argparse.Namespace, config: Config) -> int:
     if args.explain_suppressions:
         out.report(report.format_suppressions(checked.suppressed))
     out.report(
-        format_findings(args, findings, config, unsafe=args.unsafe_fixes, stdin=stdin)
+        format_findings(
+            args, findings, config, unsafe=args.unsafe_fixes, stdin=stdin, early=early
+        )
     )
     if args.output_format in ("full", "text", "concise"):
         if args.show_fixes:

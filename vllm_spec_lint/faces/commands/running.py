@@ -110,6 +110,14 @@ def run_checks(
     return result
 
 
+def shows_fixes(args: argparse.Namespace) -> bool:
+    """Whether the report shows fixes (the full format's diffs, JSON's and
+    SARIF's edits): then as fix lays them out, which runs the formatter."""
+    if getattr(args, "statistics", False):
+        return False
+    return args.output_format not in ("github", "concise")
+
+
 def format_findings(
     args: argparse.Namespace,
     findings,
@@ -117,7 +125,9 @@ def format_findings(
     *,
     unsafe: bool,
     stdin: bytes | None = None,
+    early=None,
 ) -> str:
+    """The report; ``early``: a LaidOutEarly given the run's results."""
     from vllm_spec_lint.faces import report
 
     if getattr(args, "statistics", False):
@@ -135,7 +145,7 @@ def format_findings(
     sources = sources_of(findings, stdin)
     start = Path(args.stdin_filename or ".") if stdin is not None else args.paths[0]
     cache = None if getattr(args, "no_cache", True) else PreviewCache(config.root)
-    findings = laid_out(findings, sources, config, start, cache)
+    findings = laid_out(findings, sources, config, start, cache, early)
     if args.output_format == "json":
         return report.format_json(findings)
     if args.output_format == "sarif":
