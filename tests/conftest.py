@@ -416,3 +416,17 @@ def last_check(text: str, *, exclude: str | None = None):
         and (exclude is None or exclude not in code_of(test.classinfo))
     ]
     return model, checks[-1]
+
+
+@pytest.fixture
+def unfrozen_heap():
+    """Nothing frozen for the test (mutmut's runner freezes its heap before
+    forking); afterwards frozen again if it was."""
+    import gc
+
+    was_frozen = gc.get_freeze_count() > 0
+    gc.unfreeze()
+    yield
+    gc.unfreeze()
+    if was_frozen:
+        gc.freeze()

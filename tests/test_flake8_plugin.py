@@ -343,3 +343,34 @@ def test_an_unknown_encoding_cookie_is_a_vsl900_only_where_an_anchor_is_named(
     assert out.stdout == (
         "bad_cookie.py:1:1: VSL900 cannot decode: unknown encoding: no-such-codec\n"
     )
+
+
+def test_the_analysis_is_imported_once_and_then_frozen(unfrozen_heap, tmp_path):
+    """In this process, as flake8 calls the plugin: the first file naming an
+    anchor imports the analysis and freezes what is alive; a second file
+    freezes nothing more."""
+    import ast
+    import gc
+
+    from vllm_spec_lint.faces import flake8_plugin
+
+    lines = [
+        "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n",
+        "a = isinstance(s, MLAAttentionSpec)\n",
+    ]
+    path = tmp_path / "bad.py"
+    path.write_text("".join(lines))
+
+    def codes() -> list[str]:
+        plugin = flake8_plugin.Flake8Plugin(ast.parse("".join(lines)), str(path), lines)
+        return [message.split()[0] for _, _, message, _ in plugin.run()]
+
+    flake8_plugin._analysis.cache_clear()
+    try:
+        assert codes() == ["VSL001"]
+        frozen = gc.get_freeze_count()
+        assert frozen > 0
+        assert codes() == ["VSL001"]
+        assert gc.get_freeze_count() == frozen
+    finally:
+        flake8_plugin._analysis.cache_clear()

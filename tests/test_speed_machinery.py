@@ -351,20 +351,6 @@ def test_an_analysis_leaves_the_cycle_collector_as_it_found_it(enabled):
         gc.enable() if was else gc.disable()
 
 
-@pytest.fixture
-def unfrozen_heap():
-    """Nothing frozen for the test (mutmut's runner freezes its heap before
-    forking); afterwards frozen again if it was."""
-    import gc
-
-    was_frozen = gc.get_freeze_count() > 0
-    gc.unfreeze()
-    yield
-    gc.unfreeze()
-    if was_frozen:
-        gc.freeze()
-
-
 def test_a_pause_that_makes_survivors_old_leaves_them_in_the_oldest_generation(
     unfrozen_heap,
 ):
