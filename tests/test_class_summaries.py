@@ -100,6 +100,9 @@ def test_a_class_summary_has_its_resolved_bases_and_pairing_returns():
 
 
         class MyBackend(Backend, Generic[T], Local, object, Unknown):
+            def other(self):  # before the pairing methods: they are read too
+                return Local
+
             @staticmethod
             def get_builder_cls():
                 return ImportedBuilder
@@ -112,9 +115,6 @@ def test_a_class_summary_has_its_resolved_bases_and_pairing_returns():
 
             def customize_spec(self, spec):
                 return spec
-
-            def other(self):
-                return Local
         """
     )
     info = summary.classes["pkg.sub.mod.MyBackend"]

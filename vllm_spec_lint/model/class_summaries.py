@@ -98,7 +98,7 @@ class ModuleSummary:
     # pass asks about a few names, which most statements never spell: each
     # is read once, when a name asked about is in its text.
     unread: list[tuple[ast.stmt, bytes]] = field(default_factory=list)
-    # The whole file's text, while a statement is unread.
+    # The whole file's text.
     text: bytes = b""
 
     def uses(self, name: str) -> set[str]:
@@ -112,8 +112,6 @@ class ModuleSummary:
                 else:
                     unread.append((statement, text))
             self.unread = unread
-            if not unread:
-                self.text = b""
         return self.used.get(name, set())
 
 
@@ -132,8 +130,6 @@ def summarize(source: bytes, module: str, is_package: bool) -> ModuleSummary:
     summary.text = source
     lines = source.splitlines()
     for statement in tree.body:
-        if _is_bare_string(statement):
-            continue  # a docstring, or a string that does nothing: no use
         first = min(d.lineno for d in [statement, *_decorators(statement)])
         text = b"\n".join(lines[first - 1 : statement.end_lineno])
         summary.unread.append((statement, text))
