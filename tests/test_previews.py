@@ -331,3 +331,26 @@ def test_the_reports_that_show_fixes(options, shown):
 
     args = build_parser().parse_args(["check", *options, "."])
     assert shows_fixes(args) is shown
+
+
+def test_without_the_formatter_a_report_shows_fixes_as_made(
+    tmp_path, monkeypatch, formatter_runs
+):
+    """Early and at the end: a missing formatter is fix's to warn about."""
+    from vllm_spec_lint.core.settings import Config
+    from vllm_spec_lint.edges.previews import LaidOutEarly, laid_out
+    from vllm_spec_lint.edges.results import FileResult
+    from vllm_spec_lint.repair import formatting
+
+    # An environment without yapf: nothing beside the interpreter, an empty PATH.
+    monkeypatch.setattr(formatting, "_interpreter_scripts", lambda: [])
+    monkeypatch.setenv("PATH", str(tmp_path))
+    path = str(tmp_path / "m.py")
+    (tmp_path / "m.py").write_text(LONG)
+    finding = _long_line_finding(path)
+    config = Config(fix_formatter="yapf")
+    early = LaidOutEarly(config, tmp_path)
+    early.add(FileResult(path, [finding]))
+    early.close()
+    assert laid_out([finding], {path: LONG}, config, tmp_path, None, early) == [finding]
+    assert formatter_runs == []
