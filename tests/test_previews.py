@@ -354,3 +354,50 @@ def test_without_the_formatter_a_report_shows_fixes_as_made(
     early.close()
     assert laid_out([finding], {path: LONG}, config, tmp_path, None, early) == [finding]
     assert formatter_runs == []
+
+
+@pytest.fixture
+def formatter_threads(monkeypatch):
+    """Per formatter run: whether it ran on the main thread."""
+    import threading
+
+    from vllm_spec_lint.repair.formatting import RangeFormatter
+
+    on_main = []
+    real = RangeFormatter._run
+
+    def recorded(self, ranges, text):
+        on_main.append(threading.current_thread() is threading.main_thread())
+        return real(self, ranges, text)
+
+    monkeypatch.setattr(RangeFormatter, "_run", recorded)
+    return on_main
+
+
+def test_a_check_lays_its_fixes_out_while_the_run_goes_on(
+    tmp_path, monkeypatch, capsys, formatter_threads
+):
+    """One file, analysed in this process: its fix is laid out on another
+    thread as its result comes in, and taken for the report."""
+    from tests.conftest import BAD
+    from vllm_spec_lint.faces import cli
+
+    (tmp_path / "w.py").write_text(BAD)
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["check", "--no-cache", "--exit-zero", "."]) == 0
+    assert "SlidingWindowMLASpec" in capsys.readouterr().out
+    assert set(formatter_threads) == {False}  # run, and never on the main thread
+
+
+def test_a_check_that_writes_a_baseline_lays_out_no_fix(
+    tmp_path, monkeypatch, capsys, formatter_threads
+):
+    from tests.conftest import BAD
+    from vllm_spec_lint.faces import cli
+
+    (tmp_path / "w.py").write_text(BAD)
+    monkeypatch.chdir(tmp_path)
+    status = cli.main(["check", "--no-cache", "--write-baseline", "b.json", "."])
+    assert status == 0
+    assert "Wrote 1 entry to b.json." in capsys.readouterr().err
+    assert formatter_threads == []

@@ -111,11 +111,10 @@ def run_checks(
 
 
 def shows_fixes(args: argparse.Namespace) -> bool:
-    """Whether the report shows fixes (the full format's diffs, JSON's and
-    SARIF's edits): then as fix lays them out, which runs the formatter."""
-    if getattr(args, "statistics", False):
-        return False
-    return args.output_format not in ("github", "concise")
+    """Whether ``check``'s report shows fixes (the full format's diffs,
+    JSON's and SARIF's edits): then as fix lays them out, which runs the
+    formatter."""
+    return not args.statistics and args.output_format not in ("github", "concise")
 
 
 def format_findings(
