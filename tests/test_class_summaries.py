@@ -305,6 +305,11 @@ def _builder(body: str):
     "body, rebinds",
     [
         ("def f(self):\n    self.kv_cache_spec = spec", True),
+        # A class spelling all three words is read too.
+        (
+            "def f(self):\n    # no setattr, no delattr\n    self.kv_cache_spec = s",
+            True,
+        ),
         ("def f(self):\n    del self.kv_cache_spec", True),
         ("def f(self):\n    setattr(self, name, spec)", True),
         ("def f(self):\n    delattr(self, name)", True),
