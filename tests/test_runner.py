@@ -762,3 +762,24 @@ def test_a_check_gives_the_pool_its_two_halves_and_a_fix_does_not(
     path, source = tmp_path / "w.py", BAD.encode()
     # Selected VSL002 only: the file's VSL001 test is no finding.
     assert finish(path, source, screen(path, source)).findings == []
+
+
+def test_an_internal_error_stops_the_workers(tmp_path, monkeypatch):
+    """No worker outlives a run that fails: it would hold the command's
+    output streams open, and whoever reads them would wait."""
+    stopped = []
+    real_stop = workers.Analyses.stop
+
+    def stop(self):
+        stopped.append(self.pool is not None)
+        real_stop(self)
+
+    def failing_pass(self):
+        raise RuntimeError("the pass failed")
+
+    monkeypatch.setattr(workers.Analyses, "stop", stop)
+    monkeypatch.setattr(runner.TreePairing, "start", failing_pass)
+    _two_bad_files(tmp_path)
+    with pytest.raises(RuntimeError, match="the pass failed"):
+        run([tmp_path], Config(root=tmp_path), use_cache=False, jobs=2)
+    assert stopped == [True]

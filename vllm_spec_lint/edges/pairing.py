@@ -70,16 +70,20 @@ class Pairing:
                 return
             self.searched |= new_names
             self.tree = Tree(self.reader.summaries)
-            for builder in sorted(self.builders):
-                chain = chain_of(builder, self.tree)
-                chain_names = chain.names()
-                names |= chain_names
-                modules |= chain.missing_modules
-                names |= {
-                    short_name(table)
-                    for table, members in self.tree.tables.items()
-                    if chain_names & set(members)
-                }
+            try:
+                for builder in sorted(self.builders):
+                    chain = chain_of(builder, self.tree)
+                    chain_names = chain.names()
+                    names |= chain_names
+                    modules |= chain.missing_modules
+                    names |= {
+                        short_name(table)
+                        for table, members in self.tree.tables.items()
+                        if chain_names & set(members)
+                    }
+            except _TOO_DEEP:
+                self.readable = False  # a statement naming it, too deep to walk
+                return
         self.readable = False  # still growing
 
     def decide(
@@ -92,11 +96,22 @@ class Pairing:
         if not self.readable:
             return {}
         decided = {}
-        for own_spec in own_specs:
-            reason = verdict(own_spec, self.tree, self.hierarchy)
-            if reason is not None:
-                decided[own_spec] = reason
+        try:
+            for own_spec in own_specs:
+                reason = verdict(own_spec, self.tree, self.hierarchy)
+                if reason is not None:
+                    decided[own_spec] = reason
+        except _TOO_DEEP:
+            self.readable = False
+            return {}
         return decided
+
+
+# A module's statements are walked for uses when the pass asks about a name
+# they spell (model/class_summaries.py), so a statement nested deeper than
+# the walk can go (CPython 3.10's parser takes more than later ones) fails
+# then, not while the file is read: the pass cannot be decided either way.
+_TOO_DEEP = (RecursionError, MemoryError)
 
 
 # A module-level class statement; a class test of a builder's own spec (the

@@ -386,6 +386,11 @@ def run(
     except KeyboardInterrupt:
         analyses.stop()
         raise RunInterrupted(writer.written) from None
+    except BaseException:
+        # An internal error: no worker outlives the run (a worker holds the
+        # command's output streams open, and its caller would wait on them).
+        analyses.stop()
+        raise
 
 
 def _run(
