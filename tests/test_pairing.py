@@ -1191,6 +1191,48 @@ def test_a_file_that_cannot_be_read_is_left_to_the_analysis(tmp_path):
     assert _pass_decides(root, files, read_no_base) == {}
 
 
+def _too_deep(self, name):
+    raise RecursionError("maximum recursion depth exceeded")
+
+
+def test_a_chain_too_deep_to_walk_while_exploring_leaves_the_pass_unreadable(
+    tmp_path, monkeypatch
+):
+    """A statement the lazy walk cannot go down (CPython 3.10's parser takes
+    deeper nesting than the walk can) stops the pass for good, as a file
+    too deep to read does: no later builder is followed on half a chain."""
+    from vllm_spec_lint.edges.pairing import Pairing
+    from vllm_spec_lint.model.class_summaries import ModuleSummary
+    from vllm_spec_lint.model.hierarchy import ClassHierarchy
+
+    root = _tree(tmp_path)
+    files = sorted(str(p) for p in root.rglob("*.py"))
+    pairing = Pairing(files, ClassHierarchy.default())
+    monkeypatch.setattr(ModuleSummary, "uses", _too_deep)
+    pairing.explore([BUILDER])
+    assert pairing.readable is False
+    monkeypatch.undo()
+    assert pairing.decide([OWN_SPEC]) == {}
+
+
+def test_a_chain_too_deep_to_walk_while_deciding_decides_nothing(tmp_path, monkeypatch):
+    from vllm_spec_lint.edges.pairing import Pairing
+    from vllm_spec_lint.model.class_summaries import ModuleSummary
+    from vllm_spec_lint.model.hierarchy import ClassHierarchy
+
+    root = _tree(tmp_path)
+    files = sorted(str(p) for p in root.rglob("*.py"))
+    pairing = Pairing(files, ClassHierarchy.default())
+    pairing.explore([BUILDER])
+    assert pairing.readable is True
+    monkeypatch.setattr(ModuleSummary, "uses", _too_deep)
+    assert pairing.decide([OWN_SPEC]) == {}
+    assert pairing.readable is False
+    # The walk works again, but the pass is spent: nothing decided on it.
+    monkeypatch.undo()
+    assert pairing.decide([OWN_SPEC]) == {}
+
+
 def test_a_file_read_in_a_later_round_is_found_past_those_read_before(tmp_path):
     """The layer (found by its backend's name, in the second round) comes
     after the builder's file, read in the first."""
