@@ -367,6 +367,32 @@ def test_a_pause_that_makes_survivors_old_leaves_them_in_the_oldest_generation(
     assert gc.isenabled() and gc.get_freeze_count() == 0
 
 
+def test_a_command_line_run_leaves_what_it_made_in_the_oldest_generation(
+    unfrozen_heap, monkeypatch, tmp_path
+):
+    """The command line runs its command under that pause: what the command
+    left alive is old when ``_main`` returns (the process ends next)."""
+    import gc
+
+    from vllm_spec_lint.faces import cli
+
+    made = []
+
+    def command(args, config):
+        assert not gc.isenabled()  # paused while the command runs
+        made.extend([] for _ in range(1000))
+        return 0
+
+    monkeypatch.setitem(cli.COMMANDS, "check", command)
+    monkeypatch.chdir(tmp_path)
+    assert gc.isenabled()
+    assert cli._main(["check", "--no-cache"]) == 0
+    assert gc.isenabled()
+    oldest = {id(o) for o in gc.get_objects(generation=2)}
+    assert len(made) == 1000
+    assert all(id(m) in oldest for m in made)
+
+
 def test_a_pause_leaves_what_a_host_froze_frozen(unfrozen_heap):
     """A host's ``gc.freeze()`` (our flake8 plugin's) stands: the pause
     makes nothing old then, and unfreezes nothing."""
