@@ -144,9 +144,11 @@ def replace_section(output: Path, start: str, end: str, section: str) -> None:
 def round_order(commands: dict[str, list[str]], round_: int) -> list:
     """The commands of a round, in order; flake8 without and with our plugin
     change places every other round. Each keeps both cores busy for about a
-    minute, and in six rounds run in turns, whichever ran second took about
-    1 % more CPU than when it ran first (the pair: 0.98-1.01 x, median
-    1.00). In a fixed order, that 1 % always fell on the plugin."""
+    minute; in a fixed order, the plugin always ran second, right after a
+    minute of full load. Three rounds in that order read 1.04-1.08 x (CPU)
+    over the runs of the last sessions; six rounds in turns, run by hand on
+    the same code, read 0.98-1.01 x (median 1.00), neither order the
+    faster every time."""
     order = list(commands.items())
     if round_ % 2:
         names = [name for name, _ in order]
