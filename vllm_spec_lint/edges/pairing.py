@@ -28,6 +28,14 @@ from vllm_spec_lint.model.pairing import Tree, chain_of, verdict
 _ROUNDS = 8
 
 
+# Too deep to parse or to walk: a file whose parse fails so, and a statement
+# the pass walks for uses when it asks about a name it spells
+# (model/class_summaries.py). CPython 3.10's parser takes deeper nesting
+# than later ones, so there the walk fails later, not while the file is
+# read. Either way the pass cannot be decided.
+_TOO_DEEP = (RecursionError, MemoryError)
+
+
 class Pairing:
     """The pass over one tree. :meth:`explore` may be given builders early,
     guessed (the runner guesses them while the workers analyse); the
@@ -107,13 +115,6 @@ class Pairing:
         return decided
 
 
-# A module's statements are walked for uses when the pass asks about a name
-# they spell (model/class_summaries.py), so a statement nested deeper than
-# the walk can go (CPython 3.10's parser takes more than later ones) fails
-# then, not while the file is read: the pass cannot be decided either way.
-_TOO_DEEP = (RecursionError, MemoryError)
-
-
 # A module-level class statement; a class test of a builder's own spec (the
 # classes it names follow, up to the closing parenthesis).
 _CLASS = re.compile(rb"^class[ \t]+(\w+)", re.MULTILINE)
@@ -180,7 +181,7 @@ class _Reader:
         self.modules_read.add(module)
         try:
             self.summaries.append(summarize(source, module, is_package))
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
+        except (SyntaxError, ValueError, *_TOO_DEEP):
             return False  # unreadable, as CPython's parser or our walk says
         return True
 
