@@ -28,6 +28,7 @@ from vllm_spec_lint.core.findings import (
 from vllm_spec_lint.core.last_analysis import LastAnalysis
 from vllm_spec_lint.core.name_search import NameSearch
 from vllm_spec_lint.core.settings import Config
+from vllm_spec_lint.model.ast_fields import CANNOT_PARSE, TOO_DEEP
 from vllm_spec_lint.model.hierarchy import ClassHierarchy, short_name
 from vllm_spec_lint.model.lines import split_lines
 
@@ -95,7 +96,7 @@ def _parse_error_of(exc: BaseException, path: str) -> Finding:
     if isinstance(exc, SyntaxError):
         row, column = exc.lineno or 1, exc.offset or 1
         return parse_error(path, f"cannot parse: {exc.msg}", row, max(column, 1))
-    if isinstance(exc, (RecursionError, MemoryError)):
+    if isinstance(exc, TOO_DEEP):
         return parse_error(path, "cannot parse: nested too deeply")
     return parse_error(path, f"cannot parse: {exc}")
 
@@ -252,7 +253,7 @@ def _screen(source, path, config, hierarchy, module_name, tree):
         relevant = relevant_source(
             source, tree, Screen.build(config, hierarchy, module_name)
         )
-    except (SyntaxError, ValueError, RecursionError, MemoryError) as e:
+    except CANNOT_PARSE as e:
         return FileAnalysis([_parse_error_of(e, path)])
     if not relevant.has_candidates:
         return FileAnalysis([])

@@ -19,6 +19,7 @@ from vllm_spec_lint.core.name_search import NameSearch
 from vllm_spec_lint.edges.cache import PairingCache
 from vllm_spec_lint.edges.discovery import module_name_for
 from vllm_spec_lint.edges.files import read_source
+from vllm_spec_lint.model.ast_fields import CANNOT_PARSE, TOO_DEEP
 from vllm_spec_lint.model.class_summaries import ModuleSummary, summarize
 from vllm_spec_lint.model.hierarchy import ClassHierarchy, short_name
 from vllm_spec_lint.model.pairing import Tree, chain_of, verdict
@@ -26,14 +27,6 @@ from vllm_spec_lint.model.pairing import Tree, chain_of, verdict
 # The chain grows by a step per round: builder, subclasses and backends,
 # layers, their subclasses and bases; more rounds than this is no vLLM.
 _ROUNDS = 8
-
-
-# Too deep to parse or to walk: a file whose parse fails so, and a statement
-# the pass walks for uses when it asks about a name it spells
-# (model/class_summaries.py). CPython 3.10's parser takes deeper nesting
-# than later ones, so there the walk fails later, not while the file is
-# read. Either way the pass cannot be decided.
-_TOO_DEEP = (RecursionError, MemoryError)
 
 
 class Pairing:
@@ -89,8 +82,10 @@ class Pairing:
                         for table, members in self.tree.tables.items()
                         if chain_names & set(members)
                     }
-            except _TOO_DEEP:
-                self.readable = False  # a statement naming it, too deep to walk
+            except TOO_DEEP:
+                # A statement naming it, too deep to walk: the summaries walk
+                # a statement when a name it spells is asked about.
+                self.readable = False
                 return
         self.readable = False  # still growing
 
@@ -109,7 +104,7 @@ class Pairing:
                 reason = verdict(own_spec, self.tree, self.hierarchy)
                 if reason is not None:
                     decided[own_spec] = reason
-        except _TOO_DEEP:
+        except TOO_DEEP:
             self.readable = False
             return {}
         return decided
@@ -181,7 +176,7 @@ class _Reader:
         self.modules_read.add(module)
         try:
             self.summaries.append(summarize(source, module, is_package))
-        except (SyntaxError, ValueError, *_TOO_DEEP):
+        except CANNOT_PARSE:
             return False  # unreadable, as CPython's parser or our walk says
         return True
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from vllm_spec_lint.core.settings import Config
 from vllm_spec_lint.edges.discovery import module_name_for
 from vllm_spec_lint.edges.files import ends_with_path, read_source
+from vllm_spec_lint.model.ast_fields import CANNOT_PARSE
 from vllm_spec_lint.model.hierarchy import (
     ClassHierarchy,
     is_vllm_module,
@@ -62,7 +63,7 @@ def read_spec_classes(
         family_files.add(os.path.abspath(path))
         try:
             shapes += class_shapes(read_source(Path(path)), module, len(shapes))
-        except (OSError, SyntaxError, ValueError, RecursionError, MemoryError) as e:
+        except (OSError, *CANNOT_PARSE) as e:
             warnings.append(f"{path}: cannot read spec classes: {e}")
     first_scanned = len(shapes)
     known = {short_name(c): c for c in hierarchy.classes()}
@@ -87,8 +88,7 @@ def read_spec_classes(
             continue
         try:
             found = class_shapes(source, module_name_for(name) or name, len(shapes))
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            # CPython's parser says "too deeply nested" with either error.
+        except CANNOT_PARSE:
             continue  # the analysis reports files that do not parse
         shapes += [s for s in found if any(_base_name(b) in known for b in s.bases)]
     return SpecClasses(shapes, known, first_scanned)

@@ -11,6 +11,15 @@ import functools
 from collections import deque
 from collections.abc import Iterator
 
+# What CPython's parser raises for a source it cannot take: a syntax error,
+# a NUL byte (ValueError), or nesting too deep for it, which it reports as
+# either of the last two, as the version has it. A walk of a tree too deep
+# for the interpreter fails with those two as well (CPython 3.10's parser
+# takes deeper nesting than later ones: a tree it gives may be too deep to
+# walk).
+TOO_DEEP = (RecursionError, MemoryError)
+CANNOT_PARSE = (SyntaxError, ValueError, *TOO_DEEP)
+
 # Fields that never hold a node: identifiers, a constant's kind, a format
 # conversion, type comments, and the expression context (``Load``), which
 # no walk here looks at.
