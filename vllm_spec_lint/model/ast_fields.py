@@ -3,7 +3,7 @@ node type: faster than ``ast.iter_fields`` and ``ast.iter_child_nodes``,
 which try every field of every node (class summaries walk every expression
 of the files backend pairing reads; reading class bases walks the
 statements of each module the hierarchy is read from). And what CPython's
-parser raises for a source it cannot take, for every reader of ``ast``."""
+parser raises for a source it cannot take."""
 
 from __future__ import annotations
 
