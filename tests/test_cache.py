@@ -431,3 +431,10 @@ def test_a_corrupt_pairing_entry_is_a_miss(tmp_path, corrupt):
     [entry] = (tmp_path / cache.CACHE_DIR).rglob(f"{'k' * 64}.json")
     entry.write_text(corrupt)
     assert pairing.get("k" * 64) is None
+
+
+def test_a_tree_holds_results_once_a_run_has_cached_any(tmp_path):
+    (tmp_path / "w.py").write_text(BAD)
+    assert not cache.holds_results(tmp_path)
+    runner.run([tmp_path], Config(root=tmp_path), jobs=1)
+    assert cache.holds_results(tmp_path)

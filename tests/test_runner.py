@@ -214,11 +214,13 @@ def test_a_whole_tree_leaves_one_of_the_jobs_to_backend_pairing(tmp_path, monkey
     analyse: one worker fewer. A lone worker imports the analysis itself
     (this process goes on reading); two or more share this process's."""
     starts = _record_pool_starts(monkeypatch)
+    before = _starts_before_the_hierarchy(monkeypatch, starts)
     expected = _two_bad_files(tmp_path)
     for jobs in (2, 3):
         check_run = run([tmp_path], Config(root=tmp_path), use_cache=False, jobs=jobs)
         assert _sites(check_run) == expected
     assert starts == [(1, False), (2, True)]
+    assert before == [0, 1]  # each run's pool starts after its hierarchy
 
 
 def test_files_given_get_every_job(tmp_path, monkeypatch):
@@ -260,11 +262,80 @@ def test_workers_start_early_and_import_when_families_are_discovered(
     """Discovery reads every file first, so the workers start then and import
     the analysis meanwhile, each its own."""
     starts = _record_pool_starts(monkeypatch)
+    before = _starts_before_the_hierarchy(monkeypatch, starts)
     expected = _two_bad_files(tmp_path)
     config = Config(root=tmp_path, discover_families=True)
     discovering = run([tmp_path], config, use_cache=False, jobs=3)
     assert _sites(discovering) == expected
     assert starts == [(2, False)]
+    assert before == [1]
+
+
+def _starts_before_the_hierarchy(monkeypatch, starts) -> list[int]:
+    """How many pool starts each run had made when it read the hierarchy."""
+    before = []
+    real_load = runner.load_hierarchy
+
+    def load(*args, **kwargs):
+        before.append(len(starts))
+        return real_load(*args, **kwargs)
+
+    monkeypatch.setattr(runner, "load_hierarchy", load)
+    return before
+
+
+def _a_checkout(folder: Path) -> list[tuple[str, str, tuple[int, int]]]:
+    """A tree holding the family's own module (vLLM's layout) and two files
+    with a finding each; those findings."""
+    write_family_module(folder, SPEC_CLASSES)
+    return _two_bad_files(folder)
+
+
+@pytest.mark.parametrize("jobs", [2, 3])
+def test_a_cold_run_over_a_checkout_starts_its_workers_before_the_hierarchy(
+    tmp_path, monkeypatch, jobs
+):
+    """A tree holding the family's own module (vLLM's checkout) has files to
+    analyse, the module among them: with nothing cached, the workers start
+    before the hierarchy is read and import the analysis meanwhile, each
+    its own, whatever their number."""
+    starts = _record_pool_starts(monkeypatch)
+    before = _starts_before_the_hierarchy(monkeypatch, starts)
+    expected = _a_checkout(tmp_path)
+    check_run = run([tmp_path], Config(root=tmp_path), use_cache=False, jobs=jobs)
+    assert _sites(check_run) == expected
+    assert starts == [(jobs - 1, False)]
+    assert before == [1]
+
+
+def test_a_first_run_with_the_cache_starts_early_and_a_warm_one_not_at_all(
+    tmp_path, monkeypatch
+):
+    """Nothing cached yet is as cold as ``--no-cache``; once the results are
+    cached the next run may analyse nothing, and starts no worker for it."""
+    starts = _record_pool_starts(monkeypatch)
+    before = _starts_before_the_hierarchy(monkeypatch, starts)
+    expected = _a_checkout(tmp_path)
+    config = Config(root=tmp_path)
+    assert _sites(run([tmp_path], config, jobs=2)) == expected
+    assert _sites(run([tmp_path], config, jobs=2)) == expected
+    assert starts == [(1, False)]
+    assert before == [1, 1]
+
+
+def test_a_checkout_run_on_some_of_its_files_starts_its_workers_as_before(
+    tmp_path, monkeypatch
+):
+    """Files given (pre-commit's) are no whole tree: the pool starts at the
+    second file to analyse, after this process imported the analysis."""
+    starts = _record_pool_starts(monkeypatch)
+    before = _starts_before_the_hierarchy(monkeypatch, starts)
+    expected = _a_checkout(tmp_path)
+    files = [tmp_path / "a.py", tmp_path / "b.py", tmp_path / FAMILY_MODULE]
+    check_run = run(files, Config(root=tmp_path), use_cache=False, jobs=3)
+    assert _sites(check_run) == expected
+    assert starts == [(3, True)]
+    assert before == [0]
 
 
 def _record_pool_sizes(monkeypatch) -> list[int]:

@@ -89,6 +89,11 @@ def _write_entry(root: Path, entry: Path, data: bytes) -> None:
         pass  # a read-only checkout still gets its results
 
 
+def holds_results(root: Path) -> bool:
+    """Whether a run of this version has cached anything under ``root``."""
+    return (root / CACHE_DIR / __version__).is_dir()
+
+
 class ResultCache:
     def __init__(self, root: Path, config: Config, hierarchy: ClassHierarchy):
         self.root = root

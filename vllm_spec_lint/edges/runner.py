@@ -24,6 +24,7 @@ from vllm_spec_lint.edges.cache import (
     CleanFiles,
     PairingCache,
     ResultCache,
+    holds_results,
 )
 from vllm_spec_lint.edges.discovery import (
     forget_packages,
@@ -33,6 +34,7 @@ from vllm_spec_lint.edges.discovery import (
 from vllm_spec_lint.edges.files import (
     WriteRefused,
     decode_source,
+    ends_with_path,
     pause_point,
     read_source,
     write_atomically,
@@ -342,6 +344,25 @@ def run_source(
     return CheckRun([result], hierarchy, warnings)
 
 
+def _workers_start_early(
+    files: list[str], config: Config, whole_tree: bool, use_cache: bool
+) -> bool:
+    """Whether the workers start before the hierarchy is read, to import
+    the analysis while this process reads it and the files: when discovery
+    reads every file first, and over a tree holding a family's own module
+    (a vLLM checkout) with nothing cached, whose files naming the anchor
+    are then analysed. Not otherwise: a run may analyse nothing at all (a
+    warm one, a tree without the anchor), and would wait for idle workers."""
+    if len(files) < 2:
+        return False
+    if config.discover_families:
+        return True
+    if not whole_tree or (use_cache and holds_results(config.root)):
+        return False
+    own = [f.module_path for f in config.families]
+    return any(ends_with_path(name, path) for name in files for path in own)
+
+
 def _formatter(
     fix: bool, start: Path, config: Config, warnings: list[str]
 ) -> FormatterChoice | None:
@@ -413,6 +434,13 @@ def _run(
         )
     )
     warnings: list[str] = []
+    # Backend pairing reads the whole tree; a run given files (pre-commit's)
+    # sees a few, and keeps reporting as flake8 and the editor do.
+    whole_tree = bool(paths) and all(Path(p).is_dir() for p in paths)
+    # This process runs the pairing meanwhile.
+    analyses.busy_here = whole_tree
+    if _workers_start_early(files, config, whole_tree, use_cache):
+        analyses.start(import_here=False)
     hierarchy = load_hierarchy(
         paths,
         files,
@@ -427,15 +455,6 @@ def _run(
         preread[name] = read_source(name)
         return preread[name]
 
-    # Backend pairing reads the whole tree; a run given files (pre-commit's)
-    # sees a few, and keeps reporting as flake8 and the editor do.
-    whole_tree = bool(paths) and all(Path(p).is_dir() for p in paths)
-    # This process runs the pairing meanwhile.
-    analyses.busy_here = whole_tree
-    if len(files) > 1 and config.discover_families:
-        # Discovery reads every file first: the workers start and import the
-        # analysis meanwhile. Not otherwise: a run may parse nothing at all.
-        analyses.start(import_here=False)
     config, hierarchy = with_spec_classes(
         config, files, hierarchy, warnings, read_and_keep
     )
