@@ -221,6 +221,42 @@ def test_slicing_changes_no_finding_on_the_release(vllm_0_33_0, monkeypatch):
     assert [a.findings for a in sliced] == [a.findings for a in whole]
 
 
+def test_the_partial_parse_is_cpythons_tree_on_the_release(vllm_0_33_0):
+    """Every file the screen passes (naming an anchor or a companion's
+    parent): parsed without the statements that name no word the slicer
+    looks for, it gives the same slice, its two parts join into CPython's
+    tree, and less than half of its text was parsed to decide."""
+    import ast
+
+    from vllm_spec_lint.core.analysis import might_have_findings
+    from vllm_spec_lint.core.partial_parse import statements_naming
+    from vllm_spec_lint.core.settings import Config
+    from vllm_spec_lint.core.slicing import Screen, relevant_source
+    from vllm_spec_lint.model.hierarchy import ClassHierarchy
+
+    config, hierarchy = Config(), ClassHierarchy.default()
+    screen = Screen.build(config, hierarchy, None)
+    texts = [
+        p.read_text()
+        for p in sorted((vllm_0_33_0 / "vllm").rglob("*.py"))
+        if might_have_findings(p.read_bytes(), config, hierarchy)
+    ]
+    assert len(texts) > 40
+    kept = parsed = 0
+    for text in texts:
+        partial = statements_naming(text, screen.looked_for)
+        assert partial is not None
+        kept += len(ast.unparse(partial.tree))
+        parsed += len(ast.unparse(ast.parse(text)))
+        assert relevant_source(text, partial, screen) == relevant_source(
+            text, ast.parse(text), screen
+        )
+        assert ast.dump(partial.whole(), include_attributes=True) == ast.dump(
+            ast.parse(text), include_attributes=True
+        )
+    assert kept < parsed / 2
+
+
 REGISTRY = "vllm/v1/core/single_type_kv_cache_manager.py"
 SWMLA_REGISTRATION = """\
     KVCacheSpecRegistry.register(

@@ -241,18 +241,20 @@ def analyze_slice(
 def _screen(source, path, config, hierarchy, module_name, tree):
     import ast
 
+    from vllm_spec_lint.core.partial_parse import statements_naming
     from vllm_spec_lint.core.slicing import Screen, relevant_source
 
-    # A file that does not parse is always reported, whatever the selection,
-    # as ruff reports syntax errors (and as unreadable files are).
+    screen = Screen.build(config, hierarchy, module_name)
+    # A file that does not parse is reported, whatever the selection (as
+    # ruff reports syntax errors, and as unreadable files are): where the
+    # statements that can matter do not, or anywhere once it is parsed
+    # whole (partial_parse.py).
     try:
         # CPython's parser decides what is valid Python; libcst then sees
         # only the parts of the file the rules can act on (slicing.py).
         if tree is None:
-            tree = ast.parse(source)
-        relevant = relevant_source(
-            source, tree, Screen.build(config, hierarchy, module_name)
-        )
+            tree = statements_naming(source, screen.looked_for) or ast.parse(source)
+        relevant = relevant_source(source, tree, screen)
     except CANNOT_PARSE as e:
         return FileAnalysis([_parse_error_of(e, path)])
     if not relevant.has_candidates:

@@ -10,9 +10,10 @@ in docs/performance.md).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 
-from ahocorasick_rs import MATCHKIND_LEFTMOST_FIRST, BytesAhoCorasick
+from ahocorasick_rs import MATCHKIND_LEFTMOST_FIRST, AhoCorasick, BytesAhoCorasick
 
 
 class NameSearch:
@@ -30,3 +31,15 @@ class NameSearch:
     def found_in(self, source: bytes) -> bool:
         """Whether ``source`` holds one of the names anywhere."""
         return bool(self._automaton.find_matches_as_indexes(source))
+
+
+def occurrences(text: str, words: tuple[str, ...]) -> list[tuple[int, int]]:
+    """(index in ``words``, offset) of each occurrence in ``text``, in
+    order, overlapping none before it (the earliest starting, and of those
+    the first in ``words``)."""
+    return [(w, at) for w, at, _ in _automaton(words).find_matches_as_indexes(text)]
+
+
+@functools.lru_cache(maxsize=16)
+def _automaton(words: tuple[str, ...]) -> AhoCorasick:
+    return AhoCorasick(words, matchkind=MATCHKIND_LEFTMOST_FIRST)

@@ -31,8 +31,10 @@ import bisect
 from dataclasses import dataclass
 from functools import cached_property
 
+from vllm_spec_lint.core.name_search import occurrences
 from vllm_spec_lint.core.nesting import deeper_than_libcst, statement_text
 from vllm_spec_lint.core.nesting import first_row as _first_row
+from vllm_spec_lint.core.partial_parse import PartialTree
 from vllm_spec_lint.core.settings import Config
 from vllm_spec_lint.model.hierarchy import ClassHierarchy, absolute_name, short_name
 from vllm_spec_lint.model.lines import ends_and_starts, split_lines
@@ -130,6 +132,12 @@ class Screen:
         )
 
     @cached_property
+    def looked_for(self) -> frozenset[str]:
+        """What a statement must name for the scan to walk it, before any
+        alias is known."""
+        return self.anchors | self.covering_names | _DISPATCH_WORDS
+
+    @cached_property
     def covering_names(self) -> frozenset[str]:
         return frozenset(
             short_name(c)
@@ -151,15 +159,11 @@ class Screen:
 
 def _rows_naming(text: str, names: set[str], line_starts: list[int]) -> list[int]:
     """Rows (sorted) where any of ``names`` occurs as text: a superset of the
-    rows where the parser sees them. (A search per name: a regular
-    expression of them all costs more than all the searches.)"""
-    rows = set()
-    for name in names:
-        at = text.find(name)
-        while at >= 0:
-            rows.add(bisect.bisect_right(line_starts, at))
-            at = text.find(name, at + 1)
-    return sorted(rows)
+    rows where the parser sees them. (One scan for all the names: a word
+    lies within a row, so the occurrences that overlap one found are on
+    its row.)"""
+    found = occurrences(text, tuple(sorted(names)))
+    return sorted({bisect.bisect_right(line_starts, at) for _, at in found})
 
 
 def _any_within(rows: list[int], first: int, last: int) -> bool:
@@ -439,12 +443,24 @@ class _Scan:
         return self.screen.uncovered(anchor_refs, named, exact)
 
 
-def relevant_source(text: str, tree: ast.Module, screen: Screen) -> Slice:
-    """``text`` without the definitions that cannot matter (see above)."""
+def relevant_source(text: str, tree: ast.Module | PartialTree, screen: Screen) -> Slice:
+    """``text`` without the definitions that cannot matter (see above).
+
+    The tree may hold only the statements that name ``screen.looked_for``
+    (partial_parse.py): the scan walks no other. The rest is parsed only for
+    an alias (its uses may be anywhere) or a slice to cut."""
+    whole = None
+    if isinstance(tree, PartialTree):
+        # Blanked for other words, its statements may hold these.
+        tree, whole = (
+            (tree.tree, tree.whole)
+            if tree.words == screen.looked_for
+            else (tree.whole(), None)
+        )
     lines = split_lines(text)
     newlines, line_starts = ends_and_starts(text, lines)
     words = set(screen.anchors)
-    looked_for = words | screen.covering_names | _DISPATCH_WORDS
+    looked_for = set(screen.looked_for)
     while True:
         scan = _Scan(screen, words)
         scan.run(tree, _rows_naming(text, looked_for, line_starts))
@@ -452,6 +468,8 @@ def relevant_source(text: str, tree: ast.Module, screen: Screen) -> Slice:
         new = scan.aliases - looked_for
         if not new:
             break
+        if whole is not None:
+            tree, whole = whole(), None
         looked_for |= new
         words |= {
             a
@@ -460,6 +478,8 @@ def relevant_source(text: str, tree: ast.Module, screen: Screen) -> Slice:
         }
     if not scan.candidates:
         return Slice("", [], has_candidates=False)
+    if whole is not None:
+        tree = whole()  # the same scan: it walked only what both trees hold
     candidates = scan.candidates
     sensitive = _BUILTINS_USED | screen.class_names | words
     # first row -> (last row, replacement line, or None to leave nothing)

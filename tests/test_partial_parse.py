@@ -1,0 +1,352 @@
+"""Parsing only the statements that name a word (core/partial_parse.py):
+which statements are kept, when a file is parsed whole instead, that the two
+parts join into exactly CPython's tree, and what is reported of a file that
+does not parse."""
+
+from __future__ import annotations
+
+import ast
+import sys
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tests.test_fuzz import FUZZ, module
+from vllm_spec_lint.core import partial_parse
+from vllm_spec_lint.core.analysis import analyze_source
+from vllm_spec_lint.core.nesting import first_row
+from vllm_spec_lint.core.partial_parse import statements_naming
+from vllm_spec_lint.core.settings import Config
+from vllm_spec_lint.core.slicing import Screen, relevant_source
+from vllm_spec_lint.model.hierarchy import ClassHierarchy
+
+WORDS = frozenset({"MLAAttentionSpec"})
+KCI = "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
+
+# The tokenizer and the parser change between versions: every Python runs these.
+pytestmark = pytest.mark.fast
+
+
+def _rows(text: str, words=WORDS) -> list[int] | None:
+    """The rows the kept top-level statements start on; None: parsed whole."""
+    partial = statements_naming(text, words)
+    return None if partial is None else [first_row(n) for n in partial.tree.body]
+
+
+def _dump(tree: ast.Module) -> str:
+    return ast.dump(tree, include_attributes=True)
+
+
+# name -> (source, the rows its kept statements start on; None: parsed whole)
+CASES = {
+    "only the statements naming a word": (
+        "import os\n"
+        + KCI
+        + "\n\ndef a():\n    return 1\n"
+        + "\n\ndef b(s):\n    return isinstance(s, MLAAttentionSpec)\n",
+        [2, 9],
+    ),
+    "a docstring's lines at the margin start nothing": (
+        '"""Docs.\n\nMLAAttentionSpec at the margin,\ndef f(): not code\n"""\nx = 1\n',
+        [1],
+    ),
+    "an else or an except goes with the statement before it": (
+        "if flag:\n    x = MLAAttentionSpec\nelse:\n    x = None\n"
+        "try:\n    y = 1\nexcept ImportError:\n    y = 2\n",
+        [1],
+    ),
+    "a decorator goes with its definition": (
+        "@decorate\ndef f(s):\n    return isinstance(s, MLAAttentionSpec)\n"
+        "@decorate\ndef g():\n    pass\n",
+        [1],
+    ),
+    "after a backslash continuation the next statement is kept": (
+        "x = MLAAttentionSpec \\\n    + 1\ny = 2\nz = 3\n",
+        [1, 3],
+    ),
+    "a statement that leaves a bracket open is kept": (
+        "x = MLAAttentionSpec\ny = (\n1, 2)\nz = 3\n",
+        None,  # `1, 2)` at the margin: two statements the parser sees as one
+    ),
+    "a line at the margin inside brackets: parsed whole": (
+        "SPECS = [\n(1, 2),\nMLAAttentionSpec,\n]\n",
+        None,
+    ),
+    "a triple quote in a comment: the statements until the next are one": (
+        'x = 1  # a stray """\ndef f(s):\n    return isinstance(s, MLAAttentionSpec)\n'
+        'y = 2  # and another """\nz = 3\n',
+        [1, 2, 4],
+    ),
+    "a statement after a string closed on its line is kept with it": (
+        "A = '''\n'''; B = MLAAttentionSpec\nC = 1\n",
+        [1, 2],
+    ),
+    "a line inside a string the count of quotes missed: parsed whole": (
+        # `'"""'` makes the count wrong: `text` looks like a statement of
+        # its own and is blanked; the parser then finds none on row 4.
+        'x = \'"""\'\nS = """\ntext\n"""\ny = MLAAttentionSpec\n',
+        None,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_kept_statements(name):
+    text, rows = CASES[name]
+    assert _rows(text) == rows
+    partial = statements_naming(text, WORDS)
+    if partial is not None:
+        assert _dump(partial.whole()) == _dump(ast.parse(text))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        KCI + "x = 1\r\ny = 2\r\n",
+        KCI + "x = 1\n\x00\n",
+        "\ufeff" + KCI,
+        KCI + "x = '\ud800'\n",
+        "",
+        "    \n# only a comment\n",
+    ],
+    ids=[
+        "carriage-returns",
+        "null-byte",
+        "byte-order-mark",
+        "lone-surrogate",
+        "empty",
+        "no-statement",
+    ],
+)
+def test_files_parsed_whole(text):
+    assert statements_naming(text, WORDS) is None
+
+
+def test_no_word_means_nothing_kept():
+    assert _rows(KCI + "x = 1\n", frozenset({"Absent"})) == []
+
+
+@pytest.mark.parametrize(
+    "text, nests",
+    [
+        ('x = f"{d["k"]}"\n', True),
+        ('x = f"""{"""k"""}"""\n', True),
+        ("x = rf'{d['k']}'\n", True),
+        ("x = f\"{d['k']}\"\n", False),
+        ('x = f"{a:{width}}" + F"{{literal}}"\n', False),
+        ('x = "%f" % y; elif_ = "if"\n', False),
+        ('x = f"{ {"k": 1}["k"] }"\n', True),
+        ("x = (f'--config \\'{{\"extra\": '\n    f'{value}}}\\'')\n", False),
+    ],
+)
+def test_f_strings_that_may_nest_their_own_quotes(text, nests):
+    assert partial_parse._nests_quotes(text) is nests
+
+
+def test_a_long_definition_is_split_into_its_statements(monkeypatch):
+    monkeypatch.setattr(partial_parse, "SPLIT_AT", 0)
+    text = (
+        "class Layer:\n"
+        '    """Docs."""\n'
+        "\n"
+        "    def a(self):\n"
+        "        return 1\n"
+        "\n"
+        "    def b(self, s):\n"
+        "        return isinstance(s, MLAAttentionSpec)\n"
+        "\n"
+        "    @property\n"
+        "    def c(self):\n"
+        "        return 2\n"
+    )
+    partial = statements_naming(text, WORDS)
+    [layer] = partial.tree.body
+    assert [first_row(n) for n in layer.body] == [2, 7]  # the first always kept
+    whole = partial.whole()
+    assert [first_row(n) for n in whole.body[0].body] == [2, 4, 7, 10]
+    assert (whole.body[0].end_lineno, whole.body[0].end_col_offset) == (12, 16)
+    assert _dump(whole) == _dump(ast.parse(text))
+
+
+def test_a_definition_named_only_in_its_header_keeps_its_first_statement(
+    monkeypatch,
+):
+    monkeypatch.setattr(partial_parse, "SPLIT_AT", 0)
+    text = "class A(MLAAttentionSpec):\n    x = 1\n    y = 2\n"
+    partial = statements_naming(text, WORDS)
+    assert [first_row(n) for n in partial.tree.body[0].body] == [2]
+    assert _dump(partial.whole()) == _dump(ast.parse(text))
+
+
+def test_a_multi_line_header_then_the_body(monkeypatch):
+    monkeypatch.setattr(partial_parse, "SPLIT_AT", 0)
+    text = (
+        "def check(\n    spec,\n    flag: bool,\n) -> bool:\n"
+        "    x = 1\n    y = 2\n    return isinstance(spec, MLAAttentionSpec)\n"
+    )
+    partial = statements_naming(text, WORDS)
+    assert [first_row(n) for n in partial.tree.body[0].body] == [5, 7]
+    assert _dump(partial.whole()) == _dump(ast.parse(text))
+
+
+def test_words_other_than_the_screens_parse_the_rest():
+    """A tree blanked for other words is no partial tree for this screen."""
+    hierarchy = ClassHierarchy.default()
+    screen = Screen.build(Config(), hierarchy, None)
+    text = KCI + "\n\ndef f(s):\n    return isinstance(s, SlidingWindowSpec)\n"
+    partial = statements_naming(text, WORDS)
+    assert [first_row(n) for n in partial.tree.body] == [1]
+    assert relevant_source(text, partial, screen) == relevant_source(
+        text, ast.parse(text), screen
+    )
+
+
+@pytest.mark.parametrize(
+    "text, findings",
+    [
+        # A statement naming no word is not parsed in a file without a
+        # candidate (docs/precision.md).
+        (KCI + "\nx = = 1\n", []),
+        (
+            KCI + "x = MLAAttentionSpec +\n",
+            [("VSL900", (2, 23), "cannot parse: invalid syntax")],
+        ),
+        (
+            KCI + "ok = isinstance(s, MLAAttentionSpec)\nx = = 1\n",
+            [("VSL900", (3, 5), "cannot parse: invalid syntax")],
+        ),
+    ],
+    ids=[
+        "in-a-statement-naming-nothing",
+        "in-a-statement-naming-a-word",
+        "in-a-file-with-a-candidate",
+    ],
+)
+def test_what_a_file_that_does_not_parse_reports(text, findings):
+    result = analyze_source(text, "f.py", Config())
+    assert [(f.code, f.location, f.message) for f in result.findings] == findings
+
+
+@FUZZ
+@given(module())
+def test_generated_modules_join_into_cpythons_tree_and_slice(source):
+    hierarchy = ClassHierarchy.default()
+    screen = Screen.build(Config(strict=True), hierarchy, "vllm.x.gen")
+    partial = statements_naming(source, screen.looked_for)
+    assert partial is not None
+    assert relevant_source(source, partial, screen) == relevant_source(
+        source, ast.parse(source), screen
+    )
+    assert _dump(statements_naming(source, screen.looked_for).whole()) == _dump(
+        ast.parse(source)
+    )
+
+
+def _names_a_word(node: ast.stmt, lines: list[str], words) -> bool:
+    text = "\n".join(lines[first_row(node) - 1 : node.end_lineno])
+    return any(w in text for w in words)
+
+
+def _by_row(statements: list[ast.stmt]) -> dict[int, list[ast.stmt]]:
+    rows: dict[int, list[ast.stmt]] = {}
+    for node in statements:
+        rows.setdefault(first_row(node), []).append(node)
+    return rows
+
+
+# Statements that make reading a file's statements from its text hard:
+# text at the margin inside strings and brackets, continuations, clauses,
+# decorators, quotes and brackets inside comments and strings.
+_TOP_LEVEL = [
+    "import os\n",
+    KCI,
+    "x = 1; y = MLAAttentionSpec\n",
+    'DOC = """\ntext at the margin, MLAAttentionSpec\ndef f(): pass\n"""\n',
+    "S = '''\n'''; T = 2\n",
+    "SPECS = [\n(1, 2),\nMLAAttentionSpec,\n]\n",
+    "SPECS = (\n    MLAAttentionSpec,\n)\n",
+    "value = 1 + \\\n2\n",
+    "value = MLAAttentionSpec \\\n    + 1\n",
+    "@decorate\ndef f(spec):\n    return isinstance(spec, MLAAttentionSpec)\n",
+    'def g():\n    return "#"  # a """ in a comment\n',
+    "if flag:\n    a = 1\nelif other:\n    a = MLAAttentionSpec\nelse:\n    a = 3\n",
+    "try:\n    import x\nexcept ImportError:\n    x = None\nfinally:\n    pass\n",
+    "x = f'{a!r:>{width}}'  # {\n",
+    "x = ')'  # (\n",
+    "msg = (\n'a'\n'b MLAAttentionSpec'\n)\n",
+    "def h(\n    spec,\n) -> None:\n    pass\n",
+    'x = """a""" """b"""\n',
+    "async def k():\n    await MLAAttentionSpec\n",
+    "match spec:\n    case MLAAttentionSpec():\n        pass\n",
+    "x = '''\n''' if MLAAttentionSpec else '''\n'''\n",
+    "class B(MLAAttentionSpec):\n    pass\n",
+    "# a comment naming MLAAttentionSpec\n",
+    "\n",
+    "x = {'a': (\n1)}\n",
+    "def long():\n    s = '''\nx\n'''\n    return MLAAttentionSpec\n",
+]
+_IN_CLASS = [
+    "    def a(self):\n        return 1\n",
+    "    def b(self, s):\n        return isinstance(s, MLAAttentionSpec)\n",
+    "    X = 1\n",
+    "    Y = (\n1, MLAAttentionSpec)\n",
+    "    doc = '''\ndef fake(self):\n    pass\n'''\n",
+    "    @property\n    def c(self):\n        return 2\n",
+    "    if flag:\n        z = 1\n    else:\n        z = MLAAttentionSpec\n",
+    "    # MLAAttentionSpec in a comment\n    pass\n",
+    "    w = 1 + \\\n2\n",
+]
+
+
+@st.composite
+def hard_module(draw):
+    pieces = []
+    for _ in range(draw(st.integers(1, 8))):
+        if draw(st.booleans()):
+            pieces.append(draw(st.sampled_from(_TOP_LEVEL)))
+        else:
+            body = draw(st.lists(st.sampled_from(_IN_CLASS), min_size=1, max_size=6))
+            pieces.append("class C:\n" + "".join(body))
+    return "".join(pieces)
+
+
+@FUZZ
+@given(
+    hard_module(),
+    st.sets(
+        st.sampled_from(["MLAAttentionSpec", "flag", "x", "def", "pass"]), min_size=1
+    ),
+    st.sampled_from([0, 64, 4096]),
+)
+def test_hard_modules_keep_every_statement_naming_a_word(code, words, split_at):
+    """The soundness of the blanking, against CPython's own tree: every
+    statement (and body statement of a split definition) whose lines name a
+    word is in the partial tree as CPython parses it, and the rest joins in
+    to CPython's tree exactly."""
+    full = ast.parse(code)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(partial_parse, "SPLIT_AT", split_at)
+        partial = statements_naming(code, words)
+    if partial is None:
+        return
+    lines = code.split("\n")
+    kept = _by_row(partial.tree.body)
+    for row, nodes in _by_row(full.body).items():
+        if not any(_names_a_word(n, lines, words) for n in nodes):
+            continue
+        if [_dump(n) for n in kept[row]] == [_dump(n) for n in nodes]:
+            continue
+        # A split definition: its body's statements naming a word.
+        [split], [node] = kept[row], nodes
+        body = {first_row(n): _dump(n) for n in split.body}
+        for inner in node.body:
+            if _names_a_word(inner, lines, words):
+                assert body[first_row(inner)] == _dump(inner)
+    assert _dump(partial.whole()) == _dump(full)
+
+
+@pytest.mark.skipif(sys.version_info < (3, 12), reason="nested quotes: Python 3.12")
+def test_an_f_string_nesting_its_own_quotes_parses_the_whole_file():
+    text = KCI + 'x = f"{d["MLAAttentionSpec"]}"\n'
+    assert statements_naming(text, WORDS) is None
