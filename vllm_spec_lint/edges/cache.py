@@ -89,15 +89,21 @@ def _write_entry(root: Path, entry: Path, data: bytes) -> None:
         pass  # a read-only checkout still gets its results
 
 
+def version_folder(root: Path) -> Path:
+    """Where this version keeps its cache under ``root`` (a release's cache
+    is never read by another)."""
+    return root / CACHE_DIR / __version__
+
+
 def holds_results(root: Path) -> bool:
     """Whether a run of this version has cached anything under ``root``."""
-    return (root / CACHE_DIR / __version__).is_dir()
+    return version_folder(root).is_dir()
 
 
 class ResultCache:
     def __init__(self, root: Path, config: Config, hierarchy: ClassHierarchy):
         self.root = root
-        self.folder = root / CACHE_DIR / __version__
+        self.folder = version_folder(root)
         self.settings = fingerprint(config, hierarchy)
 
     def key(self, path: str, module_name: str | None, source: bytes) -> str:
@@ -135,7 +141,7 @@ class ClassBasesCache:
 
     def __init__(self, root: Path):
         self.root = root
-        self.folder = root / CACHE_DIR / __version__ / "class-bases-imported"
+        self.folder = version_folder(root) / "class-bases-imported"
 
     def __call__(self, source: bytes) -> dict[str, tuple[str, ...]]:
         entry = self.folder / f"{hashlib.sha256(source).hexdigest()}.json"
@@ -171,7 +177,7 @@ class CleanFiles:
         names = screened_names(config.families, hierarchy)
         settings = repr((__version__, KNOWN_CODES, names, os.getcwd())).encode()
         digest = hashlib.sha256(settings).hexdigest()[:16]
-        self.path = root / CACHE_DIR / __version__ / f"clean-{digest}.marshal"
+        self.path = version_folder(root) / f"clean-{digest}.marshal"
         self.started = time.time_ns()
         self.changed = False
         try:
@@ -222,7 +228,7 @@ class PreviewCache:
 
     def __init__(self, root: Path):
         self.root = root
-        self.folder = root / CACHE_DIR / __version__ / "previews"
+        self.folder = version_folder(root) / "previews"
         # folder -> digest of the settings files in it and above it
         self._settings: dict[Path, bytes] = {}
 
@@ -284,7 +290,7 @@ class PairingCache:
 
     def __init__(self, root: Path, config: Config, hierarchy: ClassHierarchy):
         self.root = root
-        self.folder = root / CACHE_DIR / __version__ / "pairing"
+        self.folder = version_folder(root) / "pairing"
         self.settings = fingerprint(config, hierarchy)
 
     def key(self, files: list[str]) -> str:
@@ -321,7 +327,7 @@ class InitializeAnswers:
 
     def __init__(self, root: Path):
         self.root = root
-        self.folder = root / CACHE_DIR / __version__ / "initialize"
+        self.folder = version_folder(root) / "initialize"
 
     def _entry(self, key: str) -> Path:
         return self.folder / f"{key}.json"
