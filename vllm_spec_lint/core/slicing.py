@@ -20,8 +20,9 @@ stays a candidate, so the slice never hides a finding; the test suite checks
 that findings are the same with and without slicing.
 
 CPython's own parser (``ast``) finds the definitions; it also decides
-whether the file is valid Python at all. Only statements on rows that name
-an anchor or a covering class are walked.
+whether the file is valid Python. Only statements on rows that name an
+anchor or a covering class are walked, so only those are parsed until a
+slice is cut (partial_parse.py).
 """
 
 from __future__ import annotations
