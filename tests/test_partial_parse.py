@@ -123,6 +123,26 @@ def test_files_parsed_whole(text):
     assert statements_naming(text, WORDS) is None
 
 
+@pytest.mark.parametrize(
+    "text, whole",
+    [
+        ("x = (1,\n", False),
+        ("x = [1,\n", False),
+        ("x = {1,\n", False),
+        ("x = 1)\n", False),
+        ('x = "a\n', False),
+        ("x = '''a\n", False),
+        ("x = 1 + \\\n", False),
+        ("x = ')' + \"(\"  # ( [ {\n", True),
+        ('x = """a\n(b\n"""\n', True),
+        ('x = "\\"(" + r"\\[" + \'\\\'{\'\n', True),
+        ("x = (1,\n     2)\n", True),
+    ],
+)
+def test_what_a_blanked_statement_must_close(text, whole):
+    assert partial_parse._whole(text, 0, len(text)) is whole
+
+
 def test_no_word_means_nothing_kept():
     assert _rows(KCI + "x = 1\n", frozenset({"Absent"})) == []
 
