@@ -82,6 +82,15 @@ CASES = {
         "A = '''\n'''; B = MLAAttentionSpec\nC = 1\n",
         [1, 2],
     ),
+    "a kept statement that does not start its line: parsed whole": (
+        # As above; the statement on row 4 starts after the string closes.
+        'x = \'"""\'\nS = """\ntext\n"""; y = MLAAttentionSpec\n',
+        None,
+    ),
+    "not ASCII: the same": (
+        "# é\nimport os\n" + KCI,
+        [3],
+    ),
     "a line inside a string the count of quotes missed: parsed whole": (
         # `'"""'` makes the count wrong: `text` looks like a statement of
         # its own and is blanked; the parser then finds none on row 4.
@@ -105,7 +114,7 @@ def test_kept_statements(name):
     [
         KCI + "x = 1\r\ny = 2\r\n",
         KCI + "x = 1\n\x00\n",
-        "\ufeff" + KCI,
+        "\ufeffimport os\n" + KCI,
         KCI + "x = '\ud800'\n",
         "",
         "    \n# only a comment\n",
@@ -141,6 +150,84 @@ def test_files_parsed_whole(text):
 )
 def test_what_a_blanked_statement_must_close(text, whole):
     assert partial_parse._whole(text, 0, len(text)) is whole
+
+
+# Rows: 1 import; 2-7 an if and its else; 8-13 a long class naming a word;
+# 14-16 a long class naming none; 17 a statement starting with a word;
+# 18-19 one continued by a backslash; 20 the statement after it.
+SPLIT = (
+    "import os\n"
+    "if flag:\n    a = MLAAttentionSpec\nelse:\n    a = None\n\n\n"
+    "class Layer:\n    x = 1\n    y = 2\n    z = MLAAttentionSpec\n\n\n"
+    "class Other:\n    w = 1\n    v = 2\n"
+    "MLAAttentionSpec.x = 1\n"
+    "value = MLAAttentionSpec \\\n    + 1\n"
+    "last = 2\n"
+)
+IF_ELSE = "if flag:\n    a = MLAAttentionSpec\nelse:\n    a = None\n\n\n"
+OTHER = "class Other:\n    w = 1\n    v = 2\n"
+KEPT_TAIL = "MLAAttentionSpec.x = 1\nvalue = MLAAttentionSpec \\\n    + 1\nlast = 2\n"
+
+
+@pytest.mark.parametrize(
+    "split_at, kept, rest, rows, bodies",
+    [
+        (
+            59,  # the class naming a word is 60 characters long: split
+            "\n"
+            + IF_ELSE
+            + "class Layer:\n    x = 1\n"
+            + "\n"
+            + "    z = MLAAttentionSpec\n\n\n"
+            + "\n\n\n"
+            + KEPT_TAIL,
+            "import os\n"
+            + "\n" * 6
+            + "class Layer:\n"
+            + "\n"
+            + "    y = 2\n"
+            + "\n\n\n"
+            + OTHER
+            + "\n"
+            + "\n\n"
+            + "\n",
+            ([2, 8, 17, 18, 20], [1, 8, 14]),
+            ({8: ([9, 11], 4)}, {8: ([10], 4)}),
+        ),
+        (
+            60,  # not longer than that: kept whole
+            "\n"
+            + IF_ELSE
+            + "class Layer:\n    x = 1\n    y = 2\n    z = MLAAttentionSpec\n\n\n"
+            + "\n\n\n"
+            + KEPT_TAIL,
+            "import os\n" + "\n" * 12 + OTHER + "\n" + "\n\n" + "\n",
+            ([2, 8, 17, 18, 20], [1, 14]),
+            ({}, {}),
+        ),
+    ],
+)
+def test_the_two_texts(monkeypatch, split_at, kept, rest, rows, bodies):
+    monkeypatch.setattr(partial_parse, "SPLIT_AT", split_at)
+    partial = statements_naming(SPLIT, WORDS)
+    split = partial._split
+    assert "".join(split.kept) == kept
+    assert "".join(split.rest) == rest
+    assert (split.kept_rows, split.rest_rows) == rows
+    assert (split.kept_bodies, split.rest_bodies) == bodies
+    assert _dump(partial.whole()) == _dump(ast.parse(SPLIT))
+
+
+def test_the_rest_is_parsed_once_and_the_file_never(monkeypatch):
+    monkeypatch.setattr(partial_parse, "SPLIT_AT", 59)
+    parsed = []
+    parse = ast.parse
+    monkeypatch.setattr(ast, "parse", lambda text: parsed.append(text) or parse(text))
+    partial = statements_naming(SPLIT, WORDS)
+    assert parsed == ["".join(partial._split.kept)]
+    tree = partial.whole()
+    assert partial.whole() is tree
+    assert parsed[1:] == ["".join(partial._split.rest)]
 
 
 def test_no_word_means_nothing_kept():
@@ -208,6 +295,27 @@ def test_a_multi_line_header_then_the_body(monkeypatch):
     partial = statements_naming(text, WORDS)
     assert [first_row(n) for n in partial.tree.body[0].body] == [5, 7]
     assert _dump(partial.whole()) == _dump(ast.parse(text))
+
+
+def test_a_body_line_inside_a_string_the_count_missed(monkeypatch):
+    monkeypatch.setattr(partial_parse, "SPLIT_AT", 0)
+    text = (
+        "class A:\n"
+        '    x = \'"""\'\n'
+        '    S = """\n'
+        "    text\n"
+        '    """\n'
+        "    y = MLAAttentionSpec\n"
+    )
+    assert statements_naming(text, WORDS) is None
+
+
+def test_a_long_definition_on_one_line_is_kept_whole(monkeypatch):
+    monkeypatch.setattr(partial_parse, "SPLIT_AT", 0)
+    text = "import os\ndef f(): return MLAAttentionSpec\n"
+    partial = statements_naming(text, WORDS)
+    assert [first_row(n) for n in partial.tree.body] == [2]
+    assert partial._split.kept_bodies == {}
 
 
 def test_words_other_than_the_screens_parse_the_rest():

@@ -135,7 +135,7 @@ def statements_naming(text: str, words: Iterable[str]) -> PartialTree | None:
     if sys.version_info >= (3, 12) and _nests_quotes(text):
         return None
     split = _Split(text, tuple(sorted(words)))
-    split.keep(0, first.start(), both=True)  # comments and blank lines
+    split.keep(0, first.start())  # comments and blank lines
     for start, end in _statements(
         text, _TOP_LEVEL, first.start(), len(text), split.quotes
     ):
@@ -253,20 +253,11 @@ class _Split:
 
 def _start_lines(statements: list[ast.stmt], rows: list[int], column: int) -> bool:
     """Whether each of ``rows`` has a statement starting it at ``column``
-    (a statement under decorators starts its line with its first one)."""
+    (under decorators, a definition's keyword is at their column)."""
     first_on = {}
     for node in statements:
         first_on.setdefault(first_row(node), node)
-    for row in rows:
-        node = first_on.get(row)
-        if node is None:
-            return False
-        decorators = getattr(node, "decorator_list", None)
-        if not (
-            decorators[0].lineno == row if decorators else node.col_offset == column
-        ):
-            return False
-    return True
+    return all(row in first_on and first_on[row].col_offset == column for row in rows)
 
 
 def _statements(text: str, starts: re.Pattern, begin: int, end: int, quotes):
