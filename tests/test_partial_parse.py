@@ -146,6 +146,7 @@ def test_files_parsed_whole(text):
         ('x = """a\n(b\n"""\n', True),
         ('x = "\\"(" + r"\\[" + \'\\\'{\'\n', True),
         ("x = (1,\n     2)\n", True),
+        ("x = [{1: 2}]\n", True),
     ],
 )
 def test_what_a_blanked_statement_must_close(text, whole):
@@ -159,13 +160,13 @@ SPLIT = (
     "import os\n"
     "if flag:\n    a = MLAAttentionSpec\nelse:\n    a = None\n\n\n"
     "class Layer:\n    x = 1\n    y = 2\n    z = MLAAttentionSpec\n\n\n"
-    "class Other:\n    w = 1\n    v = 2\n"
+    'class Other:\n    w = 1\n    v = """2"""\n'
     "MLAAttentionSpec.x = 1\n"
     "value = MLAAttentionSpec \\\n    + 1\n"
     "last = 2\n"
 )
 IF_ELSE = "if flag:\n    a = MLAAttentionSpec\nelse:\n    a = None\n\n\n"
-OTHER = "class Other:\n    w = 1\n    v = 2\n"
+OTHER = 'class Other:\n    w = 1\n    v = """2"""\n'
 KEPT_TAIL = "MLAAttentionSpec.x = 1\nvalue = MLAAttentionSpec \\\n    + 1\nlast = 2\n"
 
 
@@ -244,6 +245,10 @@ def test_no_word_means_nothing_kept():
         ('x = f"{a:{width}}" + F"{{literal}}"\n', False),
         ('x = "%f" % y; elif_ = "if"\n', False),
         ('x = f"{ {"k": 1}["k"] }"\n', True),
+        ('x = f"{ {1: 2}["k"] }"\n', True),
+        ('x = F"{d["k"]}"\n', True),
+        ('x = f"{{ {d["k"]}"\n', True),
+        ('x = a if"b" else f"{d["k"]}"\n', True),
         ("x = (f'--config \\'{{\"extra\": '\n    f'{value}}}\\'')\n", False),
     ],
 )
@@ -318,16 +323,38 @@ def test_a_long_definition_on_one_line_is_kept_whole(monkeypatch):
     assert partial._split.kept_bodies == {}
 
 
+def test_a_split_definition_with_every_statement_kept_leaves_the_rest_blank(
+    monkeypatch,
+):
+    monkeypatch.setattr(partial_parse, "SPLIT_AT", 0)
+    text = "import os\nclass A:\n    x = MLAAttentionSpec\n    y = MLAAttentionSpec\n"
+    split = statements_naming(text, WORDS)._split
+    assert "".join(split.rest) == "import os\n\n\n\n"
+    assert (split.rest_rows, split.rest_bodies) == ([1], {})
+
+
+@pytest.mark.parametrize(
+    "text, before_3_12",
+    [
+        # A replacement field holding a string in other quotes: valid on
+        # every Python, read as possibly nesting (the whole file then).
+        ("import os\nx = f\"{'{'}\"\n" + KCI, [3]),
+    ],
+)
+def test_the_check_for_nested_quotes_runs_from_python_3_12(text, before_3_12):
+    assert _rows(text) == (None if sys.version_info >= (3, 12) else before_3_12)
+
+
 def test_words_other_than_the_screens_parse_the_rest():
     """A tree blanked for other words is no partial tree for this screen."""
     hierarchy = ClassHierarchy.default()
     screen = Screen.build(Config(), hierarchy, None)
-    text = KCI + "\n\ndef f(s):\n    return isinstance(s, SlidingWindowSpec)\n"
+    text = KCI + "\n\ndef f(s):\n    assert isinstance(s, SlidingWindowSpec)\n"
     partial = statements_naming(text, WORDS)
     assert [first_row(n) for n in partial.tree.body] == [1]
-    assert relevant_source(text, partial, screen) == relevant_source(
-        text, ast.parse(text), screen
-    )
+    sliced = relevant_source(text, partial, screen)
+    assert sliced.has_candidates
+    assert sliced == relevant_source(text, ast.parse(text), screen)
 
 
 @pytest.mark.parametrize(
