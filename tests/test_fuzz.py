@@ -252,7 +252,11 @@ def test_arbitrary_python_never_crashes_the_checker(hypothesmith):
         try:
             ast.parse(source)
         except (SyntaxError, ValueError):
-            assert [f.code for f in result.findings] == ["VSL900"]
+            codes = [f.code for f in result.findings]
+            if tail:  # a candidate: the file is parsed whole
+                assert codes == ["VSL900"]
+            else:  # only the statements naming a word (docs/precision.md)
+                assert codes in ([], ["VSL900"])
         else:
             assert all(
                 f.code != "VSL900" or "cannot parse" in f.message
