@@ -281,24 +281,24 @@ def test_a_long_definition_is_split_into_its_statements(monkeypatch):
     assert _dump(whole) == _dump(ast.parse(text))
 
 
-def test_a_definition_named_only_in_its_header_keeps_its_first_statement(
-    monkeypatch,
-):
+@pytest.mark.parametrize(
+    "text, body_rows",
+    [
+        # Named only in its header: the first statement is kept all the same.
+        ("class A(MLAAttentionSpec):\n    x = 1\n    y = 2\n", [2]),
+        # A header over several lines, then the body.
+        (
+            "def check(\n    spec,\n    flag: bool,\n) -> bool:\n"
+            "    x = 1\n    y = 2\n    return isinstance(spec, MLAAttentionSpec)\n",
+            [5, 7],
+        ),
+    ],
+    ids=["named-in-its-header", "a-header-over-several-lines"],
+)
+def test_the_kept_statements_of_a_split_definition(monkeypatch, text, body_rows):
     monkeypatch.setattr(partial_parse, "SPLIT_AT", 0)
-    text = "class A(MLAAttentionSpec):\n    x = 1\n    y = 2\n"
     partial = statements_naming(text, WORDS)
-    assert [first_row(n) for n in partial.tree.body[0].body] == [2]
-    assert _dump(partial.whole()) == _dump(ast.parse(text))
-
-
-def test_a_multi_line_header_then_the_body(monkeypatch):
-    monkeypatch.setattr(partial_parse, "SPLIT_AT", 0)
-    text = (
-        "def check(\n    spec,\n    flag: bool,\n) -> bool:\n"
-        "    x = 1\n    y = 2\n    return isinstance(spec, MLAAttentionSpec)\n"
-    )
-    partial = statements_naming(text, WORDS)
-    assert [first_row(n) for n in partial.tree.body[0].body] == [5, 7]
+    assert [first_row(n) for n in partial.tree.body[0].body] == body_rows
     assert _dump(partial.whole()) == _dump(ast.parse(text))
 
 
