@@ -20,8 +20,8 @@ checked:
 
 - each blanked statement, read from a fresh line as Python's tokenizer
   would, closes every string and bracket it opens and continues no line;
-- the parser finds a statement starting on each kept statement's row, at
-  the level expected, and no other statement.
+- the parser finds a statement starting on each kept statement's row at
+  its level's column: its line starts it.
 
 The second makes Python's state fresh where each blanked run starts; the
 first then makes it fresh where the run ends, so a run is whole statements
