@@ -46,6 +46,7 @@ from collections.abc import Iterable
 
 from vllm_spec_lint.core.name_search import occurrences
 from vllm_spec_lint.core.nesting import first_row
+from vllm_spec_lint.model.ast_fields import CANNOT_PARSE
 
 # A top-level statement's first line.
 _TOP_LEVEL = re.compile(r"^[^\s#)\]}]", re.MULTILINE)
@@ -76,7 +77,6 @@ _F_STRING_QUOTE = re.compile(
 )
 # A definition shorter than this is kept or blanked whole.
 SPLIT_AT = 4096
-_CANNOT_PARSE = (SyntaxError, ValueError, RecursionError, MemoryError)
 
 
 class PartialTree:
@@ -100,7 +100,7 @@ class PartialTree:
         split = self._split
         try:
             rest = ast.parse("".join(split.rest))
-        except _CANNOT_PARSE:
+        except CANNOT_PARSE:
             return ast.parse(self.text)  # its own error, where the file has it
         if not split.placed(rest, split.rest_rows, split.rest_bodies):
             return ast.parse(self.text)
@@ -148,7 +148,7 @@ def statements_naming(text: str, words: Iterable[str]) -> PartialTree | None:
             split.put(start, end, split.kept_rows, split.rest_rows)
     try:
         tree = ast.parse("".join(split.kept))
-    except _CANNOT_PARSE:
+    except CANNOT_PARSE:
         return None  # the whole file's parse says what is wrong, if anything
     if not split.placed(tree, split.kept_rows, split.kept_bodies):
         return None
