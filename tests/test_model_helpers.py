@@ -198,3 +198,85 @@ def test_a_builders_own_spec_is_its_init_parameter(init, expected):
         if isinstance(n, cst.Name) and n.value == "kv_cache_spec"
     ][-1]
     assert own_spec_class(model, read) == expected
+
+
+def test_a_walk_leaves_out_the_children_of_pruned_classes_only():
+    from vllm_spec_lint.model.syntax import walk
+
+    module = cst.parse_module(
+        "def f(a=b):\n    c = 1\nd = lambda: e\ng = [h for h in i]\n"
+    )
+    pruned = frozenset({cst.FunctionDef, cst.ListComp})
+    names = [n.value for n in walk(module, pruned) if isinstance(n, cst.Name)]
+    # The pruned nodes themselves are walked (not their names, parameters
+    # and body); a lambda is not pruned.
+    assert names == ["d", "e", "g"]
+    every = [n.value for n in walk(module) if isinstance(n, cst.Name)]
+    assert every == ["f", "a", "b", "c", "d", "e", "g", "h", "h", "i"]
+
+
+def _compared_by_exact_type() -> set[type]:
+    """The libcst classes the package compares a node's class with:
+    ``type(x) is cst.X`` and the module-level sets of node classes looked up
+    with ``type(x) in ...`` (or handed to walk() to prune)."""
+    import ast
+    import importlib
+
+    import vllm_spec_lint
+
+    root = Path(vllm_spec_lint.__file__).parent
+    found: set[type] = set()
+    for path in sorted(root.rglob("*.py")):
+        if path.name == "__main__.py":
+            continue  # it runs the command line
+        name = ".".join(path.relative_to(root.parent).with_suffix("").parts)
+        module = importlib.import_module(name.removesuffix(".__init__"))
+        for value in vars(module).values():
+            if (
+                isinstance(value, frozenset)
+                and value
+                and all(
+                    isinstance(k, type) and issubclass(k, cst.CSTNode) for k in value
+                )
+            ):
+                found |= value
+        tree = ast.parse(path.read_text())
+
+        def is_type_call(node: ast.AST) -> bool:
+            return (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id == "type"
+            )
+
+        # Names bound to a node's class (``kind = type(node)``).
+        kinds = {
+            target.id
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Assign) and is_type_call(node.value)
+            for target in node.targets
+            if isinstance(target, ast.Name)
+        }
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Compare) and (
+                is_type_call(node.left)
+                or (isinstance(node.left, ast.Name) and node.left.id in kinds)
+            ):
+                for op, right in zip(node.ops, node.comparators, strict=True):
+                    if isinstance(op, (ast.Is, ast.IsNot)) and (
+                        isinstance(right, ast.Attribute)
+                        and isinstance(right.value, ast.Name)
+                        and right.value.id == "cst"
+                    ):
+                        found.add(getattr(cst, right.attr))
+    return found
+
+
+def test_every_libcst_class_compared_by_exact_type_has_no_subclass():
+    # A node is an instance of a class only as that class itself: were
+    # libcst to derive a node class from one of these, the exact comparison
+    # would miss its nodes where isinstance() would not.
+    compared = _compared_by_exact_type()
+    assert {cst.FunctionDef, cst.Lambda, cst.ListComp, cst.Nonlocal} <= compared
+    assert {cst.Param, cst.Call, cst.AssignTarget} <= compared
+    assert [k.__name__ for k in compared if k.__subclasses__()] == []

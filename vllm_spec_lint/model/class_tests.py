@@ -10,7 +10,7 @@ import libcst as cst
 
 from vllm_spec_lint.model.hierarchy import Family
 from vllm_spec_lint.model.names import Names
-from vllm_spec_lint.model.syntax import walk
+from vllm_spec_lint.model.syntax import OWN_SCOPES, walk
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,6 @@ class TypeTest:
         return [r for r in self.refs if r.qualname == family.anchor]
 
 
-_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
 _COMPARISONS = {
     cst.Is: (True, False),  # (positive, membership)
     cst.Equal: (True, False),
@@ -301,8 +300,7 @@ class ClassTests:
         ):
             return None
         body = binder.node if binder.node is scopes.module else binder.node.body
-        prune = (cst.FunctionDef, cst.ClassDef, cst.Lambda, *_COMPREHENSIONS)
-        for node in walk(body, prune):
+        for node in walk(body, OWN_SCOPES):
             if (
                 isinstance(node, cst.Assign)
                 and len(node.targets) == 1

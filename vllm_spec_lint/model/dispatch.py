@@ -168,13 +168,13 @@ class Dispatch:
             entry.registered += [(ref, site) for ref in refs]
 
         for node in walk(self.model.module):
-            if isinstance(node, cst.FunctionDef):
+            if type(node) is cst.FunctionDef:
                 for decorator in node.decorators:
                     owner = _register_owner(decorator.decorator)
                     if owner is not None and owner in dispatchers:
                         if not isinstance(decorator.decorator, cst.Call):
                             add(owner, self._annotated(node), decorator)
-            elif isinstance(node, cst.Call):
+            elif type(node) is cst.Call:
                 owner = _register_owner(node.func)
                 if owner is None or not node.args:
                     continue
@@ -205,7 +205,7 @@ class Dispatch:
     def _dispatchers(self) -> frozenset[str]:
         names = set()
         for node in walk(self.model.module):
-            if isinstance(node, cst.FunctionDef):
+            if type(node) is cst.FunctionDef:
                 for decorator in node.decorators:
                     expression = decorator.decorator
                     if isinstance(expression, cst.Call):

@@ -33,9 +33,19 @@ import libcst as cst
 
 from vllm_spec_lint.model.class_tests import TypeTest
 from vllm_spec_lint.model.hierarchy import ClassHierarchy
-from vllm_spec_lint.model.syntax import code_of, target_key, walk
+from vllm_spec_lint.model.syntax import COMPREHENSIONS, code_of, target_key, walk
 
-_COMPREHENSIONS = (cst.GeneratorExp, cst.ListComp, cst.SetComp, cst.DictComp)
+# What a statement's own walk leaves out (see syntax.walk): functions and
+# lambdas; for its assignments, comprehensions' clauses too.
+_FUNCTIONS = frozenset({cst.FunctionDef, cst.Lambda})
+_OWN_NAMES = _FUNCTIONS | {cst.CompFor}
+# The nodes _assignment_targets reads: one set lookup passes over the rest.
+_TARGET_KINDS = frozenset(
+    {
+        cst.AssignTarget, cst.AnnAssign, cst.AugAssign, cst.For, cst.NamedExpr,
+        cst.Del, cst.AsName, cst.ImportAlias,
+    }
+)  # fmt: skip
 _EXITS = (cst.Return, cst.Raise, cst.Continue, cst.Break)
 # Methods that never add an element to the collection they are called on.
 _NOT_ADDING = frozenset(
@@ -210,7 +220,7 @@ class Facts:
                         if comp_if is child:
                             break
                         yield from _matching(self._from(comp_if.test, True), subject)
-            elif isinstance(parent, _COMPREHENSIONS) and child is not parent.for_in:
+            elif type(parent) in COMPREHENSIONS and child is not parent.for_in:
                 comp = parent.for_in
                 while comp is not None:
                     for comp_if in comp.ifs:
@@ -334,7 +344,7 @@ class Facts:
         followed (``extend``, ``insert``, ...)."""
         known: tuple[Fact, ...] = ()
         added = False
-        for node in walk(statement, prune=(cst.FunctionDef, cst.Lambda)):
+        for node in walk(statement, prune=_FUNCTIONS):
             if not (isinstance(node, cst.Name) and node.value == root):
                 continue
             attribute = self.model.parent(node)
@@ -535,7 +545,7 @@ def loop_collection(parent: cst.CSTNode, child: cst.CSTNode, key: str):
     if isinstance(parent, cst.CompFor):
         if loop_variable(parent.target) == key:
             return collection_key(parent.iter, parent.target)
-    elif isinstance(parent, _COMPREHENSIONS):
+    elif type(parent) in COMPREHENSIONS:
         if child is not parent.for_in:
             comp = parent.for_in
             while comp is not None:
@@ -552,7 +562,9 @@ def _assignment_targets(statement: cst.CSTNode) -> Iterator[tuple]:
     """What a statement assigns to (not in nested functions, lambdas and
     comprehensions, whose names are their own), each with the node to place
     it by."""
-    for node in walk(statement, prune=(cst.FunctionDef, cst.Lambda, cst.CompFor)):
+    for node in walk(statement, prune=_OWN_NAMES):
+        if type(node) not in _TARGET_KINDS:
+            continue
         if isinstance(node, cst.AssignTarget):
             yield from _targets(node.target, node)
         elif isinstance(node, cst.AnnAssign):

@@ -26,16 +26,18 @@ from vllm_spec_lint.model.class_tests import TypeTest
 from vllm_spec_lint.model.hierarchy import Family
 from vllm_spec_lint.model.scopes import dotted
 from vllm_spec_lint.model.semantic_model import SemanticModel
-from vllm_spec_lint.model.syntax import unparenthesized, walk
+from vllm_spec_lint.model.syntax import (
+    COMPREHENSIONS,
+    OWN_SCOPES,
+    unparenthesized,
+    walk,
+)
 
 # Attributes that hold one spec by vLLM's convention (a metadata builder's,
 # a layer group's): ``self.kv_cache_spec``, ``group.kv_cache_spec``.
 SPEC_ATTRIBUTES = frozenset({"kv_cache_spec"})
 _MAPPINGS = frozenset({"dict", "Mapping", "MutableMapping", "OrderedDict"})
 _SEQUENCES = frozenset({"list", "tuple", "Sequence", "Iterable", "set", "frozenset"})
-_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
-# Nodes whose names are their own scope's: a loop inside is not the function's.
-_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda, *_COMPREHENSIONS)
 
 
 @dataclass(frozen=True)
@@ -152,8 +154,10 @@ def _bound_as_spec(model: SemanticModel, name: cst.Name, root: str) -> bool:
                 return annotation is not None and _spec_class(
                     model, annotation.annotation, root
                 )
-        loops = [n for n in walk(owner.body, prune=_SCOPES) if isinstance(n, cst.For)]
-    elif isinstance(owner, _COMPREHENSIONS):
+        loops = [
+            n for n in walk(owner.body, prune=OWN_SCOPES) if isinstance(n, cst.For)
+        ]
+    elif type(owner) in COMPREHENSIONS:
         clause = owner.for_in
         while clause is not None:
             loops.append(clause)

@@ -22,6 +22,11 @@ from vllm_spec_lint.model.facts import (
 from vllm_spec_lint.model.hierarchy import Family, short_name
 from vllm_spec_lint.model.syntax import code_of, target_key, walk
 
+# A function's own class tests: not those of functions defined in it.
+_FUNCTION = frozenset({cst.FunctionDef})
+# The nodes that can be a class test (an attribute: a layout property read).
+_MAY_TEST = frozenset({cst.Call, cst.Comparison, cst.Attribute})
+
 
 class Narrowing:
     """The reasons, asked about one check at a time."""
@@ -348,9 +353,9 @@ def _type_tests(model, function: cst.CSTNode) -> list[TypeTest]:
     in source order."""
     tests = []
     for statement in _statements_of(function):
-        for node in walk(statement, prune=(cst.FunctionDef,)):
+        for node in walk(statement, prune=_FUNCTION):
             # An attribute: a read of a declared layout property.
-            if isinstance(node, (cst.Call, cst.Comparison, cst.Attribute)):
+            if type(node) in _MAY_TEST:
                 test = model.tests.type_test(node)
                 if test:
                     tests.append(test)

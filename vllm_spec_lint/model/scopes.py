@@ -22,10 +22,11 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from vllm_spec_lint.model.syntax import child_nodes, walk
+from vllm_spec_lint.model.syntax import COMPREHENSIONS, child_nodes, walk
 
 _BUILTINS = frozenset(dir(builtins))
-_COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)
+_DEFINITIONS = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})
+_IMPORTS = frozenset({cst.Import, cst.ImportFrom})
 
 
 @dataclass(frozen=True)
@@ -85,14 +86,15 @@ class Scopes:
         # lies in a Param, which sets this on the way up.
         in_parameter_value = False
         while parent is not None:
-            if isinstance(parent, cst.Param):
+            kind = type(parent)
+            if kind is cst.Param:
                 in_parameter_value = child is not parent.name
-            elif isinstance(parent, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            elif kind in _DEFINITIONS:
                 if child is parent.body or (
                     child is getattr(parent, "params", None) and not in_parameter_value
                 ):
                     return parent
-            elif isinstance(parent, _COMPREHENSIONS):
+            elif kind in COMPREHENSIONS:
                 # The first iterable is evaluated outside the comprehension.
                 if not (child is parent.for_in and previous is parent.for_in.iter):
                     return parent
@@ -139,7 +141,7 @@ class Scopes:
             if name in current.declared_nonlocal:  # the enclosing function's
                 current, first = current.parent, False
                 continue
-            if (first or not isinstance(current.node, cst.ClassDef)) and (
+            if (first or type(current.node) is not cst.ClassDef) and (
                 current.bindings.get(name)
             ):
                 return current
@@ -158,7 +160,7 @@ class Scopes:
         key = (binder.node, name)
         if key not in self._nonlocal:
             self._nonlocal[key] = any(
-                isinstance(inner, cst.Nonlocal)
+                type(inner) is cst.Nonlocal
                 and any(item.name.value == name for item in inner.names)
                 for inner in walk(binder.node)
             )
@@ -208,7 +210,7 @@ def _collect(scope: _Scope) -> None:
         # A lambda's body is an expression: only an assignment expression in
         # it binds (in the lambda, PEP 572).
         _walk_body(scope, node.body)
-    elif isinstance(node, _COMPREHENSIONS):
+    elif type(node) in COMPREHENSIONS:
         comp: cst.CompFor | None = node.for_in
         while comp is not None:
             _bind_target(scope, comp.target)
@@ -224,9 +226,9 @@ def _bind_walrus_targets(scope: _Scope, comprehension: cst.CSTNode) -> None:
     stack = list(child_nodes(comprehension))
     while stack:
         inner = stack.pop()
-        if isinstance(inner, cst.NamedExpr):
+        if type(inner) is cst.NamedExpr:
             _bind_target(scope, inner.target)
-        if not isinstance(inner, cst.Lambda):
+        if type(inner) is not cst.Lambda:
             stack.extend(child_nodes(inner))
 
 
@@ -258,17 +260,18 @@ def _walk_body(scope: _Scope, body: cst.CSTNode) -> None:
     stack = list(body) if isinstance(body, (tuple, list)) else [body]
     while stack:
         node = stack.pop()
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+        kind = type(node)
+        if kind is cst.FunctionDef or kind is cst.ClassDef:
             scope.bind(node.name.value)
             # Decorators, bases and defaults belong to this scope.
             stack.extend(child for child in child_nodes(node) if child is not node.body)
             continue
-        if isinstance(node, cst.Lambda):
+        if kind is cst.Lambda:
             continue
-        if isinstance(node, _COMPREHENSIONS):
+        if kind in COMPREHENSIONS:
             _bind_walrus_targets(scope, node)
             continue
-        if isinstance(node, (cst.Import, cst.ImportFrom)):
+        if kind in _IMPORTS:
             _bind_import(scope, node)
             continue
         _bind_statement_part(scope, node)
