@@ -515,3 +515,38 @@ def test_each_name_asked_about_finds_its_uses_in_statements_not_walked_yet():
     assert summary.uses("First") == {"import", "class test"}
     assert summary.uses("Second") == {"other"}
     assert summary.uses("Missing") == set()
+
+
+def test_a_name_asked_about_again_is_answered_without_reading_a_statement(
+    monkeypatch,
+):
+    from vllm_spec_lint.model import class_summaries
+
+    summary = _summary(
+        """\
+        from pkg import First
+
+
+        def uses_first():
+            return isinstance(x, First)
+
+
+        def uses_both():
+            return First, Second
+        """
+    )
+    read = []
+    statement = class_summaries._Uses.statement
+
+    def counted(self, node, **how):
+        if how.get("top"):
+            read.append(node.lineno)
+        return statement(self, node, **how)
+
+    monkeypatch.setattr(class_summaries._Uses, "statement", counted)
+    assert summary.uses("First") == {"import", "class test", "other"}
+    assert read == [1, 4, 8]
+    assert summary.uses("First") == {"import", "class test", "other"}
+    assert summary.uses("Second") == {"other"}  # its statement was read
+    assert summary.uses("Second") == {"other"}
+    assert read == [1, 4, 8]

@@ -100,10 +100,13 @@ class ModuleSummary:
     unread: list[tuple[ast.stmt, bytes]] = field(default_factory=list)
     # The whole file's text.
     text: bytes = b""
+    # The names asked about so far: every statement spelling one has been
+    # read, and no other statement can use it.
+    asked: set[str] = field(default_factory=set)
 
     def uses(self, name: str) -> set[str]:
         word = name.encode()
-        if word in self.text:
+        if name not in self.asked and word in self.text:
             reader = _Uses(self)
             unread = []
             for statement, text in self.unread:
@@ -112,6 +115,7 @@ class ModuleSummary:
                 else:
                     unread.append((statement, text))
             self.unread = unread
+        self.asked.add(name)
         return self.used.get(name, set())
 
 
