@@ -1855,3 +1855,29 @@ def test_pairing_runs_only_when_every_path_given_is_a_folder(tmp_path):
     )  # fmt: skip
     assert out.returncode == 1, out.stderr
     assert out.stdout.startswith(f"{SITE}:{SITE_ROW}:43: VSL001 ")
+
+
+def test_a_base_lookup_reads_the_file_defining_the_module_and_no_other(
+    tmp_path, monkeypatch
+):
+    from vllm_spec_lint.edges.pairing import _Reader
+
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/base.py": "class Base: ...\n",
+        "other/base.py": "class Base: ...\n",
+        "pkg/sub/__init__.py": "class Sub: ...\n",
+        "pkg/sub/base.py": "class Base: ...\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    monkeypatch.chdir(tmp_path)
+    reader = _Reader(sorted(files), lambda name: Path(name).read_bytes())
+    assert reader.read_modules({"pkg.base", "pkg.sub", "pkg.missing"})
+    assert [s.module for s in reader.summaries] == ["pkg.base", "pkg.sub"]
+    # A module's last names suffice (other/ is no package: its module is "base").
+    assert reader.read_modules({"base"})
+    assert [s.module for s in reader.summaries] == [
+        "pkg.base", "pkg.sub", "base", "pkg.sub.base"
+    ]  # fmt: skip

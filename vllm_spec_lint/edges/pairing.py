@@ -155,7 +155,8 @@ class _Reader:
         self.summaries: list[ModuleSummary] = []
         self.summarized: set[str] = set()
         self.modules_read: set[str] = set()
-        self.dotted: list[str] | None = None
+        # A module's last name -> the files that may define it.
+        self.by_last_name: dict[str, list[str]] | None = None
         self.contents: dict[str, bytes | None] = {}
 
     def _bytes(self, name: str) -> bytes | None:
@@ -195,21 +196,33 @@ class _Reader:
     def read_modules(self, modules: set[str]) -> bool:
         """The files defining ``modules`` (bases a lookup needs), if scanned."""
         self.modules_read |= modules  # asked once, found or not
-        if self.dotted is None:  # "a/b/c.py" -> ".a.b.c", ".a.b" for a package
-            self.dotted = [
-                "."
-                + os.path.splitext(os.path.abspath(f))[0]
-                .removesuffix(os.sep + "__init__")
-                .replace(os.sep, ".")
-                for f in self.files
-            ]
+        if self.by_last_name is None:  # "a/b/c.py" and "a/b/c/__init__.py": "c"
+            self.by_last_name = {}
+            for file in self.files:
+                last = os.path.splitext(os.path.basename(file))[0]
+                if last == "__init__":
+                    last = os.path.basename(os.path.dirname(os.path.abspath(file)))
+                self.by_last_name.setdefault(last, []).append(file)
         endings = tuple("." + m for m in modules)
-        for name, dotted in zip(self.files, self.dotted, strict=True):
-            if name not in self.summarized and dotted.endswith(endings):
-                source = self._bytes(name)
-                if source is not None and not self._summarize(name, source):
-                    return False
+        maybe = {
+            file
+            for module in modules
+            for file in self.by_last_name.get(module.rpartition(".")[2], ())
+        }
+        for name in self.files:  # in the order of the files, as every pass
+            if name in maybe and name not in self.summarized:
+                if _dotted(name).endswith(endings):
+                    source = self._bytes(name)
+                    if source is not None and not self._summarize(name, source):
+                        return False
         return True
+
+
+def _dotted(file: str) -> str:
+    """The file's path from the root as a dotted name, after a dot: ".a.b.c"
+    for ``a/b/c.py`` and for ``a/b/c/__init__.py``. A module's name ends it."""
+    path = os.path.splitext(os.path.abspath(file))[0]
+    return "." + path.removesuffix(os.sep + "__init__").replace(os.sep, ".")
 
 
 class TreePairing:
