@@ -4,6 +4,8 @@ backend pairing's question, whether a file holds any of them."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from vllm_spec_lint.core.name_search import NameSearch
 
@@ -63,3 +65,61 @@ def test_names_are_given_by_any_iterable_once_through():
     search = NameSearch(n for n in [b"IndexerCache"])
     assert search.names == (b"IndexerCache",)
     assert search.found_in(b"IndexerCache")
+
+
+CHAIN = [b"DeepseekV4IndexerBackend", b"GlmIndexerBackend", b"QSAMetadataBuilder"]
+
+
+@pytest.mark.parametrize(
+    "source, found",
+    [
+        (b"return DeepseekV4IndexerBackend", True),
+        (b"x = GlmIndexerBackend()", True),
+        (b"QSAMetadataBuilder", True),
+        (b"DeepseekV4IndexerBackend"[:-1], False),  # its end cut short
+        (b"class IndexerBackend: ...", False),  # an end, and no name
+        (b"OtherMetadataBuilder and DeepseekV4", False),
+        (b"DeepseekV4 = rBackend", False),  # the end apart from the name
+    ],
+)
+def test_names_that_share_their_ends_are_found_only_whole(source, found):
+    assert NameSearch(CHAIN).found_in(source) is found
+
+
+def _any_in(names, source):
+    return any(name in source for name in names)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    names=st.lists(
+        st.builds(
+            bytes.__add__,
+            st.sampled_from([b"", b"Deep", b"Glm", b"V4", b"x"]),
+            st.sampled_from([b"Backend", b"IndexerBackend", b"Cache", b"c", b"B"]),
+        ),
+        max_size=6,
+    ),
+    pieces=st.lists(
+        st.sampled_from(
+            [
+                b"Deep",
+                b"Glm",
+                b"V4",
+                b"x",
+                b"Backend",
+                b"Indexer",
+                b"Cache",
+                b" ",
+                b"c",
+                b"B",
+                b"\n",
+                b"r",
+            ]
+        ),
+        max_size=12,
+    ),  # fmt: skip
+)
+def test_a_name_is_found_exactly_when_the_text_holds_it(names, pieces):
+    source = b"".join(pieces)
+    assert NameSearch(names).found_in(source) is _any_in(names, source)
