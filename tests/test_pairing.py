@@ -891,6 +891,18 @@ class Theirs(Base):
     assert guess_builders(None, source, [b"MLAAttentionSpec"]) == []
 
 
+def test_a_builder_on_the_first_line_is_guessed_and_a_nested_class_is_its_own():
+    from vllm_spec_lint.edges.pairing import guess_builders
+
+    test = b"isinstance(self.kv_cache_spec, MLAAttentionSpec)"
+    first = b"class First(Base):\n    def f(self):\n        return " + test + b"\n"
+    nested = b"class Outer:\n    class Inner:\n        ok = " + test + b"\n"
+    anchors = [b"MLAAttentionSpec"]
+    assert guess_builders("pkg.mod", first, anchors) == ["pkg.mod.First"]
+    assert guess_builders("pkg.mod", nested, anchors) == ["pkg.mod.Outer"]
+    assert guess_builders("pkg.mod", b"x = 1\n" + first, anchors) == ["pkg.mod.First"]
+
+
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_with_or_without_workers_the_verdicts_are_the_same(tmp_path, jobs):
     """With workers, the pass starts early on guessed builders."""
