@@ -208,3 +208,38 @@ def test_a_whole_write_goes_through_a_temporary_file_named_after_it(
     assert temporary.name.startswith(".code.marshal.")
     assert temporary.name.endswith(".vsl-tmp")
     assert sorted(p.name for p in target.parent.iterdir()) == ["code.marshal"]
+
+
+@pytest.mark.parametrize(
+    "source, expected",
+    [
+        ("x = 'é'\n".encode(), ("x = 'é'\n", "utf-8")),
+        (
+            "# -*- coding: latin-1 -*-\nx = 'é'\n".encode("latin-1"),
+            ("# -*- coding: latin-1 -*-\nx = 'é'\n", "iso-8859-1"),
+        ),
+        (  # the cookie on the second line, under a shebang
+            "#!/usr/bin/env python\n# coding=latin-1\nx = 'é'\n".encode("latin-1"),
+            ("#!/usr/bin/env python\n# coding=latin-1\nx = 'é'\n", "iso-8859-1"),
+        ),
+        # A cookie on the third line is none: the bytes are not UTF-8.
+        ("\n\n# coding: latin-1\nx = 'é'\n".encode("latin-1"), UnicodeDecodeError),
+        ("\ufeffx = 'é'\n".encode(), ("x = 'é'\n", "utf-8-sig")),
+        ("x = 'é'\n".encode("latin-1"), UnicodeDecodeError),
+        ("# coding: nonsense\nx = 1\n".encode(), SyntaxError),
+        (
+            "# encoding is utf-8 here\nx = 'é'\n".encode(),
+            ("# encoding is utf-8 here\nx = 'é'\n", "utf-8"),
+        ),
+        (b"x = 1", ("x = 1", "utf-8")),
+        (b"", ("", "utf-8")),
+    ],
+)
+def test_a_source_is_decoded_as_python_reads_a_source_file(source, expected):
+    from vllm_spec_lint.edges.files import decode_source
+
+    if isinstance(expected, type):
+        with pytest.raises(expected):
+            decode_source(source)
+    else:
+        assert decode_source(source) == expected

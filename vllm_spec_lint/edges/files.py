@@ -50,6 +50,13 @@ def decode_source(source: bytes) -> tuple[str, str]:
 
     Raises SyntaxError (unknown encoding) or UnicodeDecodeError.
     """
+    second_end = source.find(b"\n", source.find(b"\n") + 1)
+    head = source if second_end < 0 else source[:second_end]
+    if b"coding" not in head and not source.startswith(b"\xef\xbb\xbf"):
+        # No cookie can be there, nor a BOM: UTF-8, as tokenize would find
+        # (without its line reader: a check runs this for every file that
+        # is not ASCII, about a sixth of vLLM's).
+        return source.decode("utf-8"), "utf-8"
     import io
     import tokenize
 
