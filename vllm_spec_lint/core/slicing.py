@@ -37,6 +37,7 @@ from vllm_spec_lint.core.nesting import deeper_than_libcst, statement_text
 from vllm_spec_lint.core.nesting import first_row as _first_row
 from vllm_spec_lint.core.partial_parse import PartialTree
 from vllm_spec_lint.core.settings import Config
+from vllm_spec_lint.model.ast_fields import children
 from vllm_spec_lint.model.hierarchy import ClassHierarchy, absolute_name, short_name
 from vllm_spec_lint.model.lines import ends_and_starts, split_lines
 
@@ -317,7 +318,7 @@ class _Scan:
                 inner = "function"
             else:
                 inner = scope
-            stack.extend((child, inner) for child in ast.iter_child_nodes(node))
+            stack.extend((child, inner) for child in children(node))
         for row, test in self.tests:
             if self._is_candidate(test):
                 self.candidates.append(row)
