@@ -48,10 +48,17 @@ from vllm_spec_lint.core.name_search import occurrences
 from vllm_spec_lint.core.nesting import first_row
 from vllm_spec_lint.model.ast_fields import CANNOT_PARSE
 
-# A top-level statement's first line.
-_TOP_LEVEL = re.compile(r"^[^\s#)\]}]", re.MULTILINE)
-# An indented line: its indent.
-_INDENTED = re.compile(r"^([ \t]+)[^\s#)\]}]", re.MULTILINE)
+# What a line that starts a statement starts with (not blank, not a comment,
+# not a closing bracket).
+_STATEMENT_CHARACTER = r"[^\s#)\]}]"
+# The line break before a top-level statement's first line; before an
+# indented line, and its indent. (A search for the line break is several
+# times faster than one for "^" in multi-line mode, which tries every
+# position.)
+_TOP_LEVEL = re.compile(rf"\n(?={_STATEMENT_CHARACTER})")
+_INDENTED = re.compile(rf"\n([ \t]+)(?={_STATEMENT_CHARACTER})")
+_AT_MARGIN = re.compile(_STATEMENT_CHARACTER)
+_INDENT = re.compile(r"[ \t]*")
 # A clause that goes on with the statement before it.
 _CLAUSE = re.compile(r"(?:else|elif|except|finally)\b")
 _DEFINITION = re.compile(r"(?:@|class\b|def\b|async[ \t]+def\b)")
@@ -127,7 +134,7 @@ def statements_naming(text: str, words: Iterable[str]) -> PartialTree | None:
     """The file parsed without the statements whose text holds none of
     ``words`` (a substring search, as the slicer's), or None when that
     cannot be done safely: then the whole file is to be parsed."""
-    first = _TOP_LEVEL.search(text)
+    first = _first_statement(text)
     if first is None or "\r" in text or "\0" in text or text.startswith("\ufeff"):
         return None
     if not text.isascii() and _SURROGATE.search(text):
@@ -135,10 +142,8 @@ def statements_naming(text: str, words: Iterable[str]) -> PartialTree | None:
     if sys.version_info >= (3, 12) and _nests_quotes(text):
         return None
     split = _Split(text, tuple(sorted(words)))
-    split.keep(0, first.start())  # comments and blank lines
-    for start, end in _statements(
-        text, _TOP_LEVEL, first.start(), len(text), split.quotes
-    ):
+    split.keep(0, first)  # comments and blank lines
+    for start, end in _statements(text, _TOP_LEVEL, first, len(text), split.quotes):
         long_and_named = end - start > SPLIT_AT and split.names(start, end)
         if not (
             long_and_named
@@ -211,16 +216,18 @@ class _Split:
         put, when its body cannot be found."""
         text = self.text
         header = _HEADER_END.search(text, start, end)
-        body = header and _INDENTED.search(text, header.end(), end)
+        # (The header's last line break is where the body's line starts.)
+        body = header and _INDENTED.search(text, header.end() - 1, end)
         if not body:
             return False
+        body_start = body.start() + 1
         at_indent = re.compile(
-            f"^{re.escape(body.group(1))}{_TOP_LEVEL.pattern[1:]}", re.MULTILINE
+            rf"\n{re.escape(body.group(1))}(?={_STATEMENT_CHARACTER})"
         )
-        statements = _statements(text, at_indent, body.start(), end, self.quotes)
+        statements = _statements(text, at_indent, body_start, end, self.quotes)
         row = self.row
         self.kept_rows.append(row)
-        self.keep(start, body.start(), both=True)
+        self.keep(start, body_start, both=True)
         header_piece = len(self.rest) - 1
         kept, rest = [self.row], []
         self.keep(*statements[0])
@@ -232,7 +239,7 @@ class _Split:
             self.rest_rows.append(row)
             self.rest_bodies[row] = (rest, column)
         else:  # the rest has no statement of it: no header either
-            self.rest[header_piece] = "\n" * text.count("\n", start, body.start())
+            self.rest[header_piece] = "\n" * text.count("\n", start, body_start)
         return True
 
     @staticmethod
@@ -260,19 +267,29 @@ def _start_lines(statements: list[ast.stmt], rows: list[int], column: int) -> bo
     return all(row in first_on and first_on[row].col_offset == column for row in rows)
 
 
+def _first_statement(text: str) -> int | None:
+    """Where the first line at the margin that can start a statement starts."""
+    if _AT_MARGIN.match(text):
+        return 0
+    match = _TOP_LEVEL.search(text)
+    return None if match is None else match.start() + 1
+
+
 def _statements(text: str, starts: re.Pattern, begin: int, end: int, quotes):
-    """(start, end) of each statement whose first line ``starts`` finds in
-    ``text[begin:end]``. ``quotes``: where triple quotes are, in order: a
-    line at the margin inside a triple-quoted string (a docstring's) starts
-    nothing. (A wrong count only costs the whole parse: the parser checks
-    where statements start.)"""
-    found: list[int] = []
-    decorated = False
+    """(start, end) of each statement in ``text[begin:end]``: the first at
+    ``begin``, then those whose first line ``starts`` finds (it finds the
+    line break before the line, then the line's indent; the line's first
+    character is where the match ends). ``quotes``: where triple quotes
+    are, in order: a line at the margin inside a triple-quoted string (a
+    docstring's) starts nothing. (A wrong count only costs the whole parse:
+    the parser checks where statements start.)"""
+    found = [begin]
+    decorated = text.startswith("@", _INDENT.match(text, begin).end())
     for match in starts.finditer(text, begin, end):
-        line = match.end() - 1
+        line = match.end()
         in_string = bisect.bisect_left(quotes, line) % 2
-        if not (found and (in_string or decorated or _CLAUSE.match(text, line))):
-            found.append(match.start())
+        if not (in_string or decorated or _CLAUSE.match(text, line)):
+            found.append(match.start() + 1)
         decorated = text.startswith("@", line)
     return list(zip(found, [*found[1:], end], strict=True))
 
