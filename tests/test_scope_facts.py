@@ -86,6 +86,27 @@ def test_a_walrus_in_a_comprehension_binds_the_functions_variable():
     ]
 
 
+def test_a_walrus_in_a_lambda_in_a_comprehension_binds_in_the_lambda():
+    import libcst as cst
+
+    from vllm_spec_lint.model.scopes import Scopes
+    from vllm_spec_lint.model.syntax import parent_map, walk
+
+    module = cst.parse_module(
+        "def f(specs):\n"
+        "    makers = [lambda: (spec := s) for s in specs]\n"
+        "    direct = [(found := s) for s in specs]\n"
+        "    return spec, found\n"
+    )
+    scopes = Scopes(module, parent_map(module))
+    f = module.body[0]
+    spec, found = [n for n in walk(module) if isinstance(n, cst.Return)][
+        0
+    ].value.elements
+    assert scopes.binder(spec.value, "spec") is None  # the lambda's own
+    assert scopes.binder(found.value, "found").node is f
+
+
 def test_a_walrus_variable_of_another_function_is_not_the_same():
     body = """\
     def f(specs):
