@@ -86,12 +86,6 @@ class Mode:
         return not self.defer_own_specs and finding.own_spec not in self.deliberate
 
 
-# Of a worker's share, what this process screens before backend pairing: on
-# vLLM 0.33.0 and 0.34.0 with one worker, 0.35 to 0.4 of the bytes measured
-# best (a whole share, 0.5: 3 % and 2 % more wall time; 0.3: 1 % more).
-_SHARE_BEFORE_PAIRING = 0.8
-
-
 def _read(
     name: str,
     config: Config,
@@ -527,11 +521,11 @@ def _run(
             if mode.defer_own_specs:
                 held_sources[index] = read
     if pairing is not None and analyses.pool is not None:
-        # This process screens a share of the files no worker has started,
-        # runs the pass while they go on, then takes back what they have not
-        # started yet. The pass costs more than the workers' libcst part of
-        # the files it would screen: less than one worker's share.
-        analyses.help(share=_SHARE_BEFORE_PAIRING / (analyses.workers + 1))
+        # This process screens its share of the files no worker has started
+        # (as one of the workers: the pass it runs next costs about what
+        # their libcst part does), runs the pass while they go on, then
+        # takes back what they have not started yet.
+        analyses.help(share=1 / (analyses.workers + 1))
         pairing.start()
     analyses.help()
     # A fix that waits for backend pairing holds its file back until then.
