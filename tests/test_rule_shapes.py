@@ -123,6 +123,11 @@ def test_a_singledispatchmethods_registration_is_read():
         # Read through the one name bound to the set of the MRO's names.
         ("    names = {c.__name__ for c in type(x).__mro__}\n"
          '    return "MLAAttentionSpec" in names\n', [("VSL005", 3, 12)]),
+        # An inner function's own binding of the name comes first: not it.
+        ("    def helper():\n        names = {'FullAttentionSpec'}\n"
+         "        return names\n"
+         "    names = {c.__name__ for c in type(x).__mro__}\n"
+         '    return "MLAAttentionSpec" in names\n', [("VSL005", 6, 12)]),
         # Bound to two names at once: not followed.
         ("    names = other = {c.__name__ for c in type(x).__mro__}\n"
          '    return "MLAAttentionSpec" in names\n', []),
@@ -137,7 +142,7 @@ def test_a_singledispatchmethods_registration_is_read():
         ('    return any(c.__doc__ == "MLAAttentionSpec" for c in type(x).__mro__)\n',
          []),
     ],
-    ids=["names-bound-once", "names-bound-twice", "called", "called-any", "classes-any", "classes-set", "docstring"],
+    ids=["names-bound-once", "names-and-an-inner-functions", "names-bound-twice", "called", "called-any", "classes-any", "classes-set", "docstring"],
 )  # fmt: skip
 def test_what_is_a_scan_of_the_mros_class_names(body, expected):
     assert _found("def f(x):\n" + body) == expected
