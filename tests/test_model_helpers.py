@@ -217,8 +217,9 @@ def test_a_walk_leaves_out_the_children_of_pruned_classes_only():
 
 def _compared_by_exact_type() -> set[type]:
     """The libcst classes the package compares a node's class with:
-    ``type(x) is cst.X`` and the module-level sets of node classes looked up
-    with ``type(x) in ...`` (or handed to walk() to prune)."""
+    ``type(x) is cst.X``, the module-level sets of node classes looked up
+    with ``type(x) in ...`` (or handed to walk() to prune) and the dicts
+    looked up by a node's class."""
     import ast
     import importlib
 
@@ -232,14 +233,15 @@ def _compared_by_exact_type() -> set[type]:
         name = ".".join(path.relative_to(root.parent).with_suffix("").parts)
         module = importlib.import_module(name.removesuffix(".__init__"))
         for value in vars(module).values():
+            # Sets of node classes, and dicts looked up by a node's class.
             if (
-                isinstance(value, frozenset)
+                isinstance(value, (frozenset, dict))
                 and value
                 and all(
                     isinstance(k, type) and issubclass(k, cst.CSTNode) for k in value
                 )
             ):
-                found |= value
+                found |= set(value)
         tree = ast.parse(path.read_text())
 
         def is_type_call(node: ast.AST) -> bool:

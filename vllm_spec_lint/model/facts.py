@@ -33,19 +33,15 @@ import libcst as cst
 
 from vllm_spec_lint.model.class_tests import TypeTest
 from vllm_spec_lint.model.hierarchy import ClassHierarchy
-from vllm_spec_lint.model.syntax import COMPREHENSIONS, code_of, target_key, walk
+from vllm_spec_lint.model.syntax import (
+    COMPREHENSIONS,
+    FUNCTIONS,
+    assignment_targets,
+    code_of,
+    target_key,
+    walk,
+)
 
-# What a statement's own walk leaves out (see syntax.walk): functions and
-# lambdas; for its assignments, comprehensions' clauses too.
-_FUNCTIONS = frozenset({cst.FunctionDef, cst.Lambda})
-_OWN_NAMES = _FUNCTIONS | {cst.CompFor}
-# The nodes _assignment_targets reads: one set lookup passes over the rest.
-_TARGET_KINDS = frozenset(
-    {
-        cst.AssignTarget, cst.AnnAssign, cst.AugAssign, cst.For, cst.NamedExpr,
-        cst.Del, cst.AsName, cst.ImportAlias,
-    }
-)  # fmt: skip
 _EXITS = (cst.Return, cst.Raise, cst.Continue, cst.Break)
 # Methods that never add an element to the collection they are called on.
 _NOT_ADDING = frozenset(
@@ -129,7 +125,7 @@ class Facts:
         names = self._assigned.get(statement)
         if names is None:
             names = self._assigned[statement] = tuple(
-                target_key(target) for target, _ in _assignment_targets(statement)
+                target_key(target) for target, _ in assignment_targets(statement)
             )
         return any(_changes(name, key) for name in names)
 
@@ -344,7 +340,7 @@ class Facts:
         followed (``extend``, ``insert``, ...)."""
         known: tuple[Fact, ...] = ()
         added = False
-        for node in walk(statement, prune=_FUNCTIONS):
+        for node in walk(statement, prune=FUNCTIONS):
             if not (isinstance(node, cst.Name) and node.value == root):
                 continue
             attribute = self.model.parent(node)
@@ -556,47 +552,6 @@ def loop_collection(parent: cst.CSTNode, child: cst.CSTNode, key: str):
         if loop_variable(parent.target) == key:
             return collection_key(parent.iter, parent.target)
     return False
-
-
-def _assignment_targets(statement: cst.CSTNode) -> Iterator[tuple]:
-    """What a statement assigns to (not in nested functions, lambdas and
-    comprehensions, whose names are their own), each with the node to place
-    it by."""
-    for node in walk(statement, prune=_OWN_NAMES):
-        if type(node) not in _TARGET_KINDS:
-            continue
-        if isinstance(node, cst.AssignTarget):
-            yield from _targets(node.target, node)
-        elif isinstance(node, cst.AnnAssign):
-            if node.value is not None:
-                yield from _targets(node.target, node)
-        elif isinstance(node, (cst.AugAssign, cst.For, cst.NamedExpr, cst.Del)):
-            yield from _targets(node.target, node)
-        elif isinstance(node, cst.AsName):
-            yield from _targets(node.name, node)
-        elif isinstance(node, cst.ImportAlias) and node.asname is None:
-            # `import a.b` binds `a`
-            yield from _targets(_leftmost(node.name), node)
-
-
-def assignment_targets(statement: cst.CSTNode) -> Iterator[tuple]:
-    return _assignment_targets(statement)
-
-
-def _leftmost(name: cst.Attribute | cst.Name) -> cst.Name:
-    while isinstance(name, cst.Attribute):
-        name = name.value
-    return name
-
-
-def _targets(target: cst.CSTNode, at: cst.CSTNode) -> Iterator[tuple]:
-    # A starred target (`a, *b = ...`) is an element of a tuple or list: its
-    # value is the name.
-    if isinstance(target, (cst.Tuple, cst.List)):
-        for element in target.elements:
-            yield from _targets(element.value, at)
-    elif isinstance(target, cst.BaseExpression):
-        yield target, at
 
 
 def hits(assigned: cst.CSTNode, key: str) -> bool:

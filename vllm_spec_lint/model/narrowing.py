@@ -13,14 +13,13 @@ import libcst as cst
 
 from vllm_spec_lint.model.class_tests import TypeTest
 from vllm_spec_lint.model.facts import (
-    assignment_targets,
     ends_in,
     excludes,
     hits,
     loop_collection,
 )
 from vllm_spec_lint.model.hierarchy import Family, short_name
-from vllm_spec_lint.model.syntax import code_of, target_key, walk
+from vllm_spec_lint.model.syntax import assignment_targets, code_of, target_key, walk
 
 # A function's own class tests: not those of functions defined in it.
 _FUNCTION = frozenset({cst.FunctionDef})

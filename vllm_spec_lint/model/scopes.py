@@ -22,10 +22,9 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from vllm_spec_lint.model.syntax import COMPREHENSIONS, child_nodes, walk
+from vllm_spec_lint.model.syntax import COMPREHENSIONS, DEFINITIONS, child_nodes, walk
 
 _BUILTINS = frozenset(dir(builtins))
-_DEFINITIONS = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})
 _IMPORTS = frozenset({cst.Import, cst.ImportFrom})
 
 
@@ -89,7 +88,7 @@ class Scopes:
             kind = type(parent)
             if kind is cst.Param:
                 in_parameter_value = child is not parent.name
-            elif kind in _DEFINITIONS:
+            elif kind in DEFINITIONS:
                 if child is parent.body or (
                     child is getattr(parent, "params", None) and not in_parameter_value
                 ):

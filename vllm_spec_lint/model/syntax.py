@@ -1,11 +1,12 @@
 """Syntax helpers every layer above uses: walking libcst trees in source
-order, parents, an expression's code."""
+order, parents, an expression's code, what a statement assigns."""
 
 from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import libcst as cst
 
@@ -50,8 +51,28 @@ _FIELDS: dict[type, tuple[str, ...]] = {}
 # Node classes by what they are, for ``type(node) in ...``: isinstance()
 # takes libcst's slow path (see walk) for every class a node is not.
 COMPREHENSIONS = frozenset({cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp})
+# Definitions: a body of code under a name or a lambda.
+DEFINITIONS = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})
 # Nodes whose names are their own scope's, not the enclosing one's.
-OWN_SCOPES = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda, *COMPREHENSIONS})
+OWN_SCOPES = DEFINITIONS | COMPREHENSIONS
+# Code that runs only when called.
+FUNCTIONS = frozenset({cst.FunctionDef, cst.Lambda})
+# What a statement's assignments leave out: functions, lambdas and
+# comprehensions' clauses, whose names are their own.
+_ASSIGNMENTS_PRUNE = FUNCTIONS | {cst.CompFor}
+# What each assigning node binds (None: nothing), for assignment_targets:
+# one lookup by class passes over the other nodes.
+_BINDS: dict[type, Callable[[Any], cst.CSTNode | None]] = {
+    cst.AssignTarget: lambda node: node.target,
+    cst.AnnAssign: lambda node: node.target if node.value is not None else None,
+    cst.AugAssign: lambda node: node.target,
+    cst.For: lambda node: node.target,
+    cst.NamedExpr: lambda node: node.target,
+    cst.Del: lambda node: node.target,
+    cst.AsName: lambda node: node.name,
+    # `import a.b` binds `a`; with `as c`, its AsName binds.
+    cst.ImportAlias: lambda node: _leftmost(node.name) if node.asname is None else None,
+}
 
 
 def child_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
@@ -147,3 +168,29 @@ def target_key(expr: cst.BaseExpression) -> str | None:
         index = ",".join(code_of(element.slice) for element in expr.slice)
         return f"{base}[{_WHITESPACE.sub('', index)}]"
     return None
+
+
+def assignment_targets(statement: cst.CSTNode) -> Iterator[tuple]:
+    """What a statement assigns to (not in nested functions, lambdas and
+    comprehensions, whose names are their own), each with the node to place
+    it by."""
+    for node in walk(statement, prune=_ASSIGNMENTS_PRUNE):
+        binds = _BINDS.get(type(node))
+        if binds is not None and (target := binds(node)) is not None:
+            yield from _targets(target, node)
+
+
+def _leftmost(name: cst.Attribute | cst.Name) -> cst.Name:
+    while isinstance(name, cst.Attribute):
+        name = name.value
+    return name
+
+
+def _targets(target: cst.CSTNode, at: cst.CSTNode) -> Iterator[tuple]:
+    # A starred target (`a, *b = ...`) is an element of a tuple or list: its
+    # value is the name.
+    if isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            yield from _targets(element.value, at)
+    elif isinstance(target, cst.BaseExpression):
+        yield target, at
