@@ -901,6 +901,11 @@ def test_a_builder_on_the_first_line_is_guessed_and_a_nested_class_is_its_own():
     assert guess_builders("pkg.mod", first, anchors) == ["pkg.mod.First"]
     assert guess_builders("pkg.mod", nested, anchors) == ["pkg.mod.Outer"]
     assert guess_builders("pkg.mod", b"x = 1\n" + first, anchors) == ["pkg.mod.First"]
+    # A class on the first line ends where the next one starts.
+    other = b"class Other:\n    pass\n"
+    assert guess_builders("pkg.mod", other + first, anchors) == ["pkg.mod.First"]
+    assert guess_builders("pkg.mod", first + other, anchors) == ["pkg.mod.First"]
+    assert guess_builders("pkg.mod", b"classy = " + test + b"\n", anchors) == []
 
 
 @pytest.mark.parametrize("jobs", ["1", "2"])

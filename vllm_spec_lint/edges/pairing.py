@@ -115,6 +115,7 @@ class Pairing:
 # several times faster); a class test of a builder's own spec (the classes
 # it names follow, up to the closing parenthesis).
 _CLASS = re.compile(rb"\nclass[ \t]+(\w+)")
+_FIRST_CLASS = re.compile(rb"class[ \t]+(\w+)")  # on the first line
 _OWN_SPEC_TEST = re.compile(
     rb"isinstance\(\s*(?:self\.)?kv_cache_spec\s*,\s*(\([^()]*\)|[\w.]+)"
 )
@@ -131,12 +132,12 @@ def guess_builders(
     if module is None or b"kv_cache_spec" not in source:
         return []
     module = module.removesuffix(".__init__")
-    text = b"\n" + source  # a class on the first line follows a line break too
-    starts = list(_CLASS.finditer(text))
-    ends = [s.start() for s in starts[1:]] + [len(text)] if starts else []
+    first = _FIRST_CLASS.match(source)
+    starts = ([first] if first else []) + list(_CLASS.finditer(source))
+    ends = [s.start() for s in starts[1:]] + [len(source)] if starts else []
     guessed = []
     for match, end in zip(starts, ends, strict=True):
-        for test in _OWN_SPEC_TEST.finditer(text, match.start(), end):
+        for test in _OWN_SPEC_TEST.finditer(source, match.start(), end):
             named = test.group(1)
             if any(a in named for a in anchors) and not any(
                 c in named for c in companions
