@@ -302,6 +302,41 @@ def test_the_kept_statements_of_a_split_definition(monkeypatch, text, body_rows)
     assert _dump(partial.whole()) == _dump(ast.parse(text))
 
 
+@pytest.mark.parametrize(
+    "text, kept, rest",
+    [
+        # A decorated file: the class's body is split all the same.
+        (
+            "@dataclass\nclass A:\n    x = 1\n    y = 2\n    z = MLAAttentionSpec\n",
+            "@dataclass\nclass A:\n    x = 1\n\n    z = MLAAttentionSpec\n",
+            "@dataclass\nclass A:\n\n    y = 2\n\n",
+        ),
+        # A comment before a decorated first statement: the decorator is
+        # the statement's, not one of its own.
+        (
+            "# c\n@dataclass\nclass A:\n    x = 1\n    z = MLAAttentionSpec\nw = 1\n",
+            "# c\n@dataclass\nclass A:\n    x = 1\n    z = MLAAttentionSpec\n\n",
+            "\n\n\n\n\nw = 1\n",
+        ),
+        # A decorated statement after the first.
+        (
+            "w = 1\n@dataclass\nclass A:\n    x = 1\n    z = MLAAttentionSpec\n",
+            "\n@dataclass\nclass A:\n    x = 1\n    z = MLAAttentionSpec\n",
+            "w = 1\n\n\n\n\n",
+        ),
+    ],
+    ids=["a-decorated-file", "a-comment-then-a-decorator", "a-later-decorator"],
+)
+def test_a_decorator_and_its_definition_are_one_statement(
+    monkeypatch, text, kept, rest
+):
+    monkeypatch.setattr(partial_parse, "SPLIT_AT", 0)
+    partial = statements_naming(text, WORDS)
+    assert "".join(partial._split.kept) == kept
+    assert "".join(partial._split.rest) == rest
+    assert _dump(partial.whole()) == _dump(ast.parse(text))
+
+
 def test_a_body_line_inside_a_string_the_count_missed(monkeypatch):
     monkeypatch.setattr(partial_parse, "SPLIT_AT", 0)
     text = (
