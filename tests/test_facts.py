@@ -669,6 +669,22 @@ CASES = {
         ),
         [("isinstance(s, FullAttentionSpec)", True, "s", False, False)],
     ),
+    "two names unpacked from items()": (
+        (
+            "def f(d):\n"
+            "    assert all(isinstance(v, FullAttentionSpec) for k, v in d.items())\n"
+            "    return isinstance(next(iter(d.values())), MLAAttentionSpec)\n"
+        ),
+        [("isinstance(v, FullAttentionSpec)", True, "d.values()", True, False)],
+    ),
+    "a check in a comprehension over items()": (
+        (
+            "def f(d):\n"
+            "    assert all(isinstance(x, FullAttentionSpec) for x in d.values())\n"
+            "    return [isinstance(v, MLAAttentionSpec) for k, v in d.items()]\n"
+        ),
+        [("isinstance(x, FullAttentionSpec)", True, "d.values()", True, False)],
+    ),
     "three names unpacked from items()": (
         (
             "def f(d):\n"
