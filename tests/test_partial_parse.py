@@ -393,6 +393,33 @@ def test_words_other_than_the_screens_parse_the_rest():
 
 
 @pytest.mark.parametrize(
+    "imported, named, scans",
+    [
+        # The partial parse found where the words occur: no scan again.
+        ("MLAAttentionSpec", "MLAAttentionSpec", 0),
+        # An alias is a new word: the text is scanned for it.
+        ("MLAAttentionSpec as M", "M", 1),
+    ],
+    ids=["the-screens-words", "an-alias"],
+)
+def test_the_slicer_takes_the_words_places_from_the_partial_parse(
+    monkeypatch, imported, named, scans
+):
+    from vllm_spec_lint.core import slicing
+
+    screen = Screen.build(Config(), ClassHierarchy.default(), None)
+    header = f"from vllm.v1.kv_cache_interface import {imported}\n"
+    text = header + f"\n\ndef f(s):\n    return isinstance(s, {named})\n\n\n"
+    partial = statements_naming(text + "def g():\n    pass\n", screen.looked_for)
+    found = []
+    real = slicing.occurrences
+    monkeypatch.setattr(slicing, "occurrences", lambda *a: found.append(a) or real(*a))
+    sliced = relevant_source(partial.text, partial, screen)
+    assert len(found) == scans
+    assert (sliced.text, sliced.rows) == (text, [1, 2, 3, 4, 5, 6, 7])
+
+
+@pytest.mark.parametrize(
     "text, findings",
     [
         # A statement naming no word is not parsed in a file without a

@@ -97,6 +97,12 @@ class PartialTree:
         self._split = split
         self._whole: ast.Module | None = None
 
+    @property
+    def named_at(self) -> list[int]:
+        """Where the words occur in the text (offsets, in order): any
+        occurrence, in code, a string or a comment."""
+        return self._split.named_at
+
     def whole(self) -> ast.Module:
         """The whole file's tree, as ``ast.parse`` gives it (or raises)."""
         if self._whole is None:

@@ -165,7 +165,12 @@ def _rows_naming(text: str, names: set[str], line_starts: list[int]) -> list[int
     lies within a row, so the occurrences that overlap one found are on
     its row.)"""
     found = occurrences(text, tuple(sorted(names)))
-    return sorted({bisect.bisect_right(line_starts, at) for _, at in found})
+    return _rows_at([at for _, at in found], line_starts)
+
+
+def _rows_at(offsets: list[int], line_starts: list[int]) -> list[int]:
+    """The rows (sorted) the text's ``offsets`` lie on."""
+    return sorted({bisect.bisect_right(line_starts, at) for at in offsets})
 
 
 def _any_within(rows: list[int], first: int, last: int) -> bool:
@@ -452,20 +457,24 @@ def relevant_source(text: str, tree: ast.Module | PartialTree, screen: Screen) -
     (partial_parse.py): the scan walks no other. The rest is parsed only for
     an alias (its uses may be anywhere) or a slice to cut."""
     whole = None
+    # Where the words occur, when the partial parse found them already.
+    named_at = None
     if isinstance(tree, PartialTree):
-        # Blanked for other words, its statements may hold these.
-        tree, whole = (
-            (tree.tree, tree.whole)
-            if tree.words == screen.looked_for
-            else (tree.whole(), None)
-        )
+        if tree.words == screen.looked_for:
+            tree, whole, named_at = tree.tree, tree.whole, tree.named_at
+        else:  # blanked for other words, its statements may hold these
+            tree = tree.whole()
     lines = split_lines(text)
     newlines, line_starts = ends_and_starts(text, lines)
     words = set(screen.anchors)
     looked_for = set(screen.looked_for)
     while True:
         scan = _Scan(screen, words)
-        scan.run(tree, _rows_naming(text, looked_for, line_starts))
+        if named_at is None:
+            rows = _rows_naming(text, looked_for, line_starts)
+        else:
+            rows, named_at = _rows_at(named_at, line_starts), None
+        scan.run(tree, rows)
         # An alias (`import X as Y`) is only known once its import is read.
         new = scan.aliases - looked_for
         if not new:
