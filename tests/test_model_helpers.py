@@ -15,7 +15,7 @@ from tests.conftest import REPO
 from vllm_spec_lint.core.settings import Config, rule_url
 from vllm_spec_lint.edges.hierarchy_sources import _importable
 from vllm_spec_lint.model.hierarchy import ClassHierarchy, absolute_name
-from vllm_spec_lint.model.syntax import target_key
+from vllm_spec_lint.model.syntax import assignment_targets, target_key
 
 
 @pytest.mark.parametrize(
@@ -56,6 +56,39 @@ def test_a_relative_name_resolves_as_python_resolves_the_import(
 )
 def test_target_keys_are_equal_for_structurally_equal_targets(code, expected):
     assert target_key(cst.parse_expression(code)) == expected
+
+
+@pytest.mark.parametrize(
+    "statement, bound",
+    [
+        ("a = b.c = d", [("a", "AssignTarget"), ("b.c", "AssignTarget")]),
+        (
+            "a, (b, *c) = d",
+            [("a", "AssignTarget"), ("b", "AssignTarget"), ("c", "AssignTarget")],
+        ),
+        ("a: int = 1", [("a", "AnnAssign")]),
+        ("a: int", []),  # an annotation alone binds nothing
+        ("a += 1", [("a", "AugAssign")]),
+        ("del a, b[0]", [("a", "Del"), ("b[0]", "Del")]),
+        ("for k, v in d.items():\n    pass", [("k", "For"), ("v", "For")]),
+        ("with f() as g:\n    pass", [("g", "AsName")]),
+        ("import a.b", [("a", "ImportAlias")]),
+        ("import a.b as c", [("c", "AsName")]),
+        ("from a import b as c, d", [("c", "AsName"), ("d", "ImportAlias")]),
+        ("x = (y := 1)", [("x", "AssignTarget"), ("y", "NamedExpr")]),
+        # Names of their own: a lambda's, a function's, a comprehension's.
+        ("f = lambda: (z := 1)", [("f", "AssignTarget")]),
+        ("def f():\n    a = 1", []),
+        ("a = [i for i in b]", [("a", "AssignTarget")]),
+    ],
+)
+def test_what_a_statement_assigns(statement, bound):
+    [node] = cst.parse_module(statement + "\n").body
+    found = [
+        (cst.Module([]).code_for_node(target), type(at).__name__)
+        for target, at in assignment_targets(node)
+    ]
+    assert found == bound
 
 
 @pytest.mark.parametrize(

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Iterator
 
 import libcst as cst
 
@@ -60,19 +59,10 @@ FUNCTIONS = frozenset({cst.FunctionDef, cst.Lambda})
 # What a statement's assignments leave out: functions, lambdas and
 # comprehensions' clauses, whose names are their own.
 _ASSIGNMENTS_PRUNE = FUNCTIONS | {cst.CompFor}
-# What each assigning node binds (None: nothing), for assignment_targets:
-# one lookup by class passes over the other nodes.
-_BINDS: dict[type, Callable[[Any], cst.CSTNode | None]] = {
-    cst.AssignTarget: lambda node: node.target,
-    cst.AnnAssign: lambda node: node.target if node.value is not None else None,
-    cst.AugAssign: lambda node: node.target,
-    cst.For: lambda node: node.target,
-    cst.NamedExpr: lambda node: node.target,
-    cst.Del: lambda node: node.target,
-    cst.AsName: lambda node: node.name,
-    # `import a.b` binds `a`; with `as c`, its AsName binds.
-    cst.ImportAlias: lambda node: _leftmost(node.name) if node.asname is None else None,
-}
+# The assigning nodes that bind their ``target``.
+_TARGET_HOLDERS = frozenset(
+    {cst.AssignTarget, cst.AugAssign, cst.For, cst.NamedExpr, cst.Del}
+)
 
 
 def child_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
@@ -175,9 +165,25 @@ def assignment_targets(statement: cst.CSTNode) -> Iterator[tuple]:
     comprehensions, whose names are their own), each with the node to place
     it by."""
     for node in walk(statement, prune=_ASSIGNMENTS_PRUNE):
-        binds = _BINDS.get(type(node))
-        if binds is not None and (target := binds(node)) is not None:
+        target = _bound_by(node)
+        if target is not None:
             yield from _targets(target, node)
+
+
+def _bound_by(node: cst.CSTNode) -> cst.CSTNode | None:
+    """What an assigning node binds; None for any other node, for an
+    annotation without a value, and for ``import a.b as c`` (its AsName
+    binds)."""
+    kind = type(node)
+    if kind in _TARGET_HOLDERS:
+        return node.target
+    if kind is cst.AnnAssign:
+        return node.target if node.value is not None else None
+    if kind is cst.AsName:
+        return node.name
+    if kind is cst.ImportAlias and node.asname is None:
+        return _leftmost(node.name)  # `import a.b` binds `a`
+    return None
 
 
 def _leftmost(name: cst.Attribute | cst.Name) -> cst.Name:
