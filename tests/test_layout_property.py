@@ -1494,6 +1494,13 @@ def test_a_value_from_an_annotated_spec_collection_is_read_unguarded(
             "        return WHOLE\n    for spec in specs:\n        pass\n",
             GUARDED,
         ),
+        # ... and a nested function's loop is not the function's own.
+        (
+            "def f(specs: list[KVCacheSpec], others):\n    def g():\n"
+            "        for spec in specs:\n            pass\n"
+            "    for spec in others:\n        if WHOLE:\n            return 1\n",
+            GUARDED,
+        ),
         # An element of a comprehension, from an inner clause too.
         (
             "def f(specs: list[KVCacheSpec]):\n    return any(WHOLE for spec in specs)\n",

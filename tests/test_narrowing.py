@@ -624,6 +624,19 @@ def test_rebinding_what_the_tested_value_hangs_off_keeps_the_first_reported(test
     assert reported(body("specs = spec.outer")) == []  # another name
 
 
+def test_a_nested_functions_test_is_not_the_enclosing_functions():
+    """A function defined inside tests the companion: its own test, which
+    runs only if it is called, not one of the enclosing function's."""
+    body = (
+        "def kind(spec: KVCacheSpec) -> str:\n"
+        "    def swa():\n"
+        "        return isinstance(spec, SlidingWindowMLASpec)\n"
+        "    mla = isinstance(spec, MLAAttentionSpec)\n"
+        '    return f"{mla}-{swa()}"\n'
+    )
+    assert reported(body) == [4]
+
+
 def test_a_later_comprehension_if_does_not_narrow_an_earlier_one():
     """It runs after the check: the site is deliberate (both tests of the
     element are there), not narrowed."""
