@@ -46,6 +46,9 @@ ONE_FILE = "vllm/v1/attention/backends/mla/indexer.py"
 SCALING_VERSIONS = ("0.24.0", "0.29.0", "0.33.0")
 RUFF_SELECT = "E9,F63,F7,F82"
 SELF = [sys.executable, "-m", "vllm_spec_lint"]
+# The pair whose ratio is the plugin's cost; round_order alternates them.
+FLAKE8_WITHOUT = "flake8, without our plugin"
+FLAKE8_WITH = "flake8, with our plugin"
 
 
 def fetch(version: str) -> Path:
@@ -152,8 +155,7 @@ def round_order(commands: dict[str, list[str]], round_: int) -> list:
     order = list(commands.items())
     if round_ % 2:
         names = [name for name, _ in order]
-        first = names.index("flake8, without our plugin")
-        second = names.index("flake8, with our plugin")
+        first, second = names.index(FLAKE8_WITHOUT), names.index(FLAKE8_WITH)
         order[first], order[second] = order[second], order[first]
     return order
 
@@ -233,11 +235,11 @@ def main() -> int:
             "env", f"VLLM_SPEC_LINT_CACHE_DIR={first_run}", *SELF,
             "check", "--no-cache", "--exit-zero", ONE_FILE,
         ],
-        "flake8, without our plugin": [
+        FLAKE8_WITHOUT: [
             str(plain_flake8), "--isolated", "--select", RUFF_SELECT,
             "--exit-zero", ".",
         ],
-        "flake8, with our plugin": [
+        FLAKE8_WITH: [
             str(our_flake8), "--isolated", "--select", f"{RUFF_SELECT},VSL",
             "--exit-zero", ".",
         ],
@@ -290,7 +292,7 @@ def main() -> int:
 
     ruff_name = f"ruff check --select {RUFF_SELECT}"
     semgrep_name = "semgrep (reference rule)"
-    plugin_share = plugin_cpu / median_cpu["flake8, without our plugin"]
+    plugin_share = plugin_cpu / median_cpu[FLAKE8_WITHOUT]
     second_cold, second_ruff = (
         f"check, cold, {SECOND_VERSION}",
         f"ruff, {SECOND_VERSION}",
@@ -341,7 +343,7 @@ def main() -> int:
         # clock wanders by +-15 %: the plugin's cost is read from CPU time.
         (
             "flake8 with plugin <= 1.03 x without (CPU)",
-            per_round("flake8, with our plugin", "flake8, without our plugin", cpu),
+            per_round(FLAKE8_WITH, FLAKE8_WITHOUT, cpu),
             1.03,
         ),
         # The plugin's own calls, timed alone: what the noise above hides.
