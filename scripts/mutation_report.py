@@ -13,7 +13,9 @@ module: mutants, not yet checked, killed, survived, no tests, timed out,
 equivalent, and the share of the checked, non-equivalent mutants that were
 killed. Exits 1 when a module is under the 90 % bar, has mutants not
 checked, has verdicts on code that changed since, or a listed equivalent
-mutant no longer exists; 2 when a file cannot be read.
+mutant no longer exists or is detected now (its number names another
+mutation since its function changed, or a test kills it: either way the
+listing no longer holds); 2 when a file cannot be read.
 """
 
 from __future__ import annotations
@@ -46,6 +48,8 @@ STATUS_BY_EXIT_CODE = {
     255: "timeout",
     37: "caught by type check",
 }
+# Verdicts no equivalent mutant can have: the tests do not pass with it.
+_DETECTED = frozenset({"killed", "timeout", "caught by type check"})
 EQUIVALENT = re.compile(r"^- `(?P<name>[\w.]+__mutmut_\d+)`: \S", re.MULTILINE)
 
 
@@ -149,6 +153,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     equivalent = set(EQUIVALENT.findall(listing))
     gone = sorted(equivalent - set(results))
+    detected = sorted(n for n in equivalent if results.get(n) in _DETECTED)
     by_module: dict[str, Counter] = defaultdict(Counter)
     for name, status in results.items():
         counts = by_module[module_of(name)]
@@ -179,13 +184,16 @@ def main(argv: list[str] | None = None) -> int:
     print(f"| all | {cells} | {_shown(total, _share(total))} |")
     for name in gone:
         print(f"listed as equivalent but not a mutant now: {name}", file=sys.stderr)
+    for name in detected:
+        status = results[name]
+        print(f"listed as equivalent but {status} now: {name}", file=sys.stderr)
     for line in stale:
         print(line, file=sys.stderr)
     for module in below:
         print(f"under the {BAR:.0%} bar: {module}", file=sys.stderr)
     for module, count in unchecked:
         print(f"not checked yet: {count} mutants of {module}", file=sys.stderr)
-    return 1 if gone or stale or below or unchecked else 0
+    return 1 if gone or detected or stale or below or unchecked else 0
 
 
 def _shown(counts: Counter, share: float) -> str:

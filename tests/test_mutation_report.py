@@ -87,6 +87,22 @@ def test_an_equivalent_mutant_that_no_longer_exists_exits_1(tmp_path):
     assert done.returncode == 1
 
 
+def test_an_equivalent_mutant_the_tests_detect_now_exits_1(tmp_path):
+    # Its function changed and the number names another mutation, or a
+    # test kills it: the listing no longer holds.
+    last = ROUND_2.replace("3: not checked", "3: timeout")
+    listed = EQUIVALENT + (
+        "- `pkg.mod.x_f__mutmut_2`: listed before a test killed it.\n"
+        "- `pkg.mod.x_f__mutmut_3`: listed before it looped.\n"
+    )
+    done = _report(tmp_path, ROUND_1, last, equivalent=listed)
+    assert done.stderr == (
+        "listed as equivalent but killed now: pkg.mod.x_f__mutmut_2\n"
+        "listed as equivalent but timeout now: pkg.mod.x_f__mutmut_3\n"
+    )
+    assert done.returncode == 1
+
+
 def test_a_saved_round_that_cannot_be_read_exits_2_without_a_traceback(
     tmp_path,
 ):
