@@ -21,7 +21,8 @@ from vllm_spec_lint.model.facts import (
 from vllm_spec_lint.model.hierarchy import Family, short_name
 from vllm_spec_lint.model.syntax import assignment_targets, code_of, target_key, walk
 
-# A function's own class tests: not those of functions defined in it.
+# A function's own class tests: not those of functions defined in it. Not
+# syntax.FUNCTIONS: a lambda's tests are read as the enclosing function's.
 _FUNCTION = frozenset({cst.FunctionDef})
 # The nodes that can be a class test (an attribute: a layout property read).
 _MAY_TEST = frozenset({cst.Call, cst.Comparison, cst.Attribute})
