@@ -56,8 +56,10 @@ def read_spec_classes(
     """``read`` reads a scanned file (the runner keeps the bytes for later)."""
     shapes: list[ClassShape] = []
     family_files = set()
-    for module in dict.fromkeys(m for f in config.families for m in f.modules):
-        path = _source_of(module, hierarchy)
+    modules = dict.fromkeys(m for f in config.families for m in f.modules)
+    paths = {module: module_path(module) for module in modules}
+    for module, module_file in paths.items():
+        path = _source_of(module_file, hierarchy)
         if path is None:
             continue
         family_files.add(os.path.abspath(path))
@@ -71,9 +73,7 @@ def read_spec_classes(
     encoded = frozenset(n.encode() for n in known)
     # Only names that end like a family module can be one: no abspath for
     # the thousands of others.
-    family_suffixes = tuple(
-        f"/{module_path(m)}" for f in config.families for m in f.modules
-    )
+    family_suffixes = tuple(f"/{module_file}" for module_file in paths.values())
     for name in files:
         # "/" first: a relative name ("vllm/v1/...") ends like one too.
         if ("/" + name.replace(os.sep, "/")).endswith(
@@ -172,10 +172,10 @@ def _derives_from(source: bytes, names: frozenset[bytes]) -> bool:
     )
 
 
-def _source_of(module: str, hierarchy: ClassHierarchy) -> str | None:
-    path = module_path(module)
+def _source_of(module_file: str, hierarchy: ClassHierarchy) -> str | None:
+    """The file the hierarchy read the module at ``module_file`` from."""
     for source in hierarchy.sources:
-        if ends_with_path(source, path):
+        if ends_with_path(source, module_file):
             return source
     return None
 
