@@ -13,6 +13,12 @@ function into ``mutation/verdicts/<module>.json``, with the commit they
 judge; ``restore`` writes them back as mutmut's meta files, and mutmut
 itself keeps a verdict only while its function's hash is unchanged.
 
+``move FROM TO FUNCTION...`` carries the saved verdicts of functions moved
+unchanged from module FROM to module TO (``vllm_spec_lint.model.x``; each
+function as mutmut names it, ``x__value`` or ``xǁClassǁmethod``), with their
+hashes: mutmut keeps them only if each function's code is the same there.
+A function renamed on the way is new code to mutmut, and is judged again.
+
 ``save`` merges: a verdict mutmut has now replaces the saved one; a mutant
 mutmut has not checked keeps its saved verdict while its function is
 unchanged. So machines that each ran some modules can save into one tree.
@@ -96,18 +102,50 @@ def save(commit: str, mutants: Path = MUTANTS, verdicts: Path = VERDICTS) -> int
                 same = earlier["functions"].get(function) == functions.get(function)
                 if code is None and same:
                     found[name] = earlier["verdicts"].get(name)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        text = json.dumps(
-            {"commit": commit, "functions": functions, "verdicts": found},
-            indent=1,
-            sort_keys=True,
-        )
-        # Written whole, then renamed: a stopped save leaves the old file.
-        partial = target.with_suffix(".json.partial")
-        partial.write_text(text + "\n", encoding="utf-8")
-        partial.replace(target)
+        _write(target, {"commit": commit, "functions": functions, "verdicts": found})
         count += 1
     return count
+
+
+def move(
+    source: str, target: str, functions: list[str], verdicts: Path = VERDICTS
+) -> int:
+    """Carry the saved verdicts of ``functions`` from module ``source`` to
+    module ``target``; how many mutants' verdicts moved."""
+    from_path, to_path = (_verdicts_file(verdicts, m) for m in (source, target))
+    moving = json.loads(from_path.read_text(encoding="utf-8"))
+    if to_path.exists():
+        landing = json.loads(to_path.read_text(encoding="utf-8"))
+    else:  # the commit says which code the verdicts judge: the moved code's
+        landing = {"commit": moving["commit"], "functions": {}, "verdicts": {}}
+    missing = [f for f in functions if f not in moving["functions"]]
+    if missing:
+        raise KeyError(f"no saved verdicts of {', '.join(missing)} in {source}")
+    count = 0
+    for function in functions:
+        landing["functions"][function] = moving["functions"].pop(function)
+        prefix = f"{source}.{function}__mutmut_"
+        for name in [n for n in moving["verdicts"] if n.startswith(prefix)]:
+            number = name.removeprefix(prefix)
+            code = moving["verdicts"].pop(name)
+            landing["verdicts"][f"{target}.{function}__mutmut_{number}"] = code
+            count += 1
+    for path, saved in ((from_path, moving), (to_path, landing)):
+        _write(path, saved)
+    return count
+
+
+def _verdicts_file(verdicts: Path, module: str) -> Path:
+    return verdicts.joinpath(*module.split(".")).with_suffix(".json")
+
+
+def _write(target: Path, saved: dict) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(saved, indent=1, sort_keys=True)
+    # Written whole, then renamed: a stopped save leaves the old file.
+    partial = target.with_suffix(".json.partial")
+    partial.write_text(text + "\n", encoding="utf-8")
+    partial.replace(target)
 
 
 def _git(where: Path, *args: str) -> str:
@@ -122,7 +160,13 @@ def main(argv: list[str] | None = None) -> int:
         prog="mutation_state.py",
         description="Copy mutmut's verdicts between mutants/ and mutation/verdicts/.",
     )
-    parser.add_argument("action", choices=["restore", "save"])
+    parser.add_argument("action", choices=["restore", "save", "move"])
+    parser.add_argument(
+        "names",
+        nargs="*",
+        metavar="NAME",
+        help="move: the module moved from, the module moved to, the functions",
+    )
     parser.add_argument("--mutants", type=Path, default=MUTANTS, metavar="DIR")
     parser.add_argument("--verdicts", type=Path, default=VERDICTS, metavar="DIR")
     parser.add_argument(
@@ -139,8 +183,16 @@ def main(argv: list[str] | None = None) -> int:
         metavar="FILE",
         help="the file listing equivalent mutants, left as they are",
     )
-    args = parser.parse_args(argv)
+    # Names may come after the options too: ``move --verdicts DIR FROM TO F``.
+    args = parser.parse_intermixed_args(argv)
+    if (args.action == "move") != bool(args.names) or 0 < len(args.names) < 3:
+        parser.error("move takes FROM TO FUNCTION...; restore and save take no names")
     try:
+        if args.action == "move":
+            source, target, *functions = args.names
+            count = move(source, target, functions, args.verdicts)
+            print(f"moved the verdicts of {count} mutants")
+            return 0
         if args.action == "restore":
             equivalent = frozenset()
             if args.rejudge:

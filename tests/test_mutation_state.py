@@ -271,3 +271,67 @@ def test_restore_can_set_survivors_back_to_be_judged_again(tmp_path):
     # Stopped before judging them: save keeps the verdicts they had.
     assert _state(root, "save").returncode == 0
     assert _saved(root)["verdicts"] == verdicts
+
+
+def test_move_carries_a_functions_verdicts_and_hash_to_its_new_module(tmp_path):
+    root, commit = _project(tmp_path)
+    _meta(
+        root,
+        {
+            "vllm_spec_lint.m.x_f__mutmut_1": 1,
+            "vllm_spec_lint.m.x_f__mutmut_2": 0,
+            "vllm_spec_lint.m.x_g__mutmut_1": 1,
+        },
+        {"x_f": "aaaaaaaaaaaa", "x_g": "bbbbbbbbbbbb"},
+    )
+    assert _state(root, "save").returncode == 0
+    done = _state(root, "move", "vllm_spec_lint.m", "vllm_spec_lint.sub.n", "x_f")
+    assert (done.stdout, done.stderr, done.returncode) == (
+        "moved the verdicts of 2 mutants\n",
+        "",
+        0,
+    )
+    assert _saved(root) == {
+        "commit": commit,
+        "functions": {"x_g": "bbbbbbbbbbbb"},
+        "verdicts": {"vllm_spec_lint.m.x_g__mutmut_1": 1},
+    }
+    moved = root / "mutation" / "verdicts" / "vllm_spec_lint" / "sub" / "n.json"
+    assert json.loads(moved.read_text()) == {
+        "commit": commit,
+        "functions": {"x_f": "aaaaaaaaaaaa"},
+        "verdicts": {
+            "vllm_spec_lint.sub.n.x_f__mutmut_1": 1,
+            "vllm_spec_lint.sub.n.x_f__mutmut_2": 0,
+        },
+    }
+    # Restored as mutmut's meta file of the new module: mutmut keeps the
+    # verdicts only while the function's hash there is the same.
+    assert _state(root, "restore").returncode == 0
+    meta = root / "mutants" / "vllm_spec_lint" / "sub" / "n.py.meta"
+    assert json.loads(meta.read_text())["hash_by_function_name"] == {
+        "x_f": "aaaaaaaaaaaa"
+    }
+
+
+def test_move_of_a_function_with_no_saved_verdicts_changes_nothing(tmp_path):
+    root, _ = _project(tmp_path)
+    _meta(root, {"vllm_spec_lint.m.x_f__mutmut_1": 1}, {"x_f": "aaaaaaaaaaaa"})
+    assert _state(root, "save").returncode == 0
+    before = _saved(root)
+    done = _state(root, "move", "vllm_spec_lint.m", "vllm_spec_lint.n", "x_f", "x_h")
+    assert (done.stderr, done.returncode) == (
+        "error: 'no saved verdicts of x_h in vllm_spec_lint.m'\n",
+        2,
+    )
+    assert _saved(root) == before
+    assert not (root / "mutation" / "verdicts" / "vllm_spec_lint" / "n.json").exists()
+
+
+def test_move_needs_both_modules_and_a_function(tmp_path):
+    root, _ = _project(tmp_path)
+    done = _state(root, "move", "vllm_spec_lint.m", "vllm_spec_lint.n")
+    assert done.returncode == 2
+    assert done.stderr.endswith(
+        "error: move takes FROM TO FUNCTION...; restore and save take no names\n"
+    )
