@@ -8,11 +8,8 @@ import textwrap
 
 import pytest
 
-from vllm_spec_lint.model.class_summaries import (
-    SAME,
-    SUPER,
-    summarize,
-)
+from vllm_spec_lint.model.class_bodies import SAME, SUPER
+from vllm_spec_lint.model.class_summaries import summarize
 
 pytestmark = pytest.mark.fast
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from vllm_spec_lint.model.class_summaries import OWN_SPEC
+from vllm_spec_lint.model.class_bodies import OWN_SPEC
 
 
 def own_spec_class(model, target: cst.CSTNode) -> str | None:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from vllm_spec_lint.model.class_bodies import OWN_SPEC, SAME, SUPER
 from vllm_spec_lint.model.class_summaries import (
     ATTRIBUTE,
     BACKEND_METHOD,
@@ -36,11 +37,8 @@ from vllm_spec_lint.model.class_summaries import (
     IMPORT,
     IN_TABLE,
     MEMBERSHIP,
-    OWN_SPEC,
     RETURNED,
-    SAME,
     SPEC_METHOD,
-    SUPER,
     ModuleSummary,
 )
 from vllm_spec_lint.model.hierarchy import ClassHierarchy, short_name
