@@ -87,6 +87,20 @@ def _saved(root):
     return json.loads(path.read_text())
 
 
+def _save_two_functions(root):
+    """x_f with a killed and a surviving mutant, x_g with a killed one."""
+    _meta(
+        root,
+        {
+            "vllm_spec_lint.m.x_f__mutmut_1": 1,
+            "vllm_spec_lint.m.x_f__mutmut_2": 0,
+            "vllm_spec_lint.m.x_g__mutmut_1": 1,
+        },
+        {"x_f": "aaaaaaaaaaaa", "x_g": "bbbbbbbbbbbb"},
+    )
+    assert _state(root, "save").returncode == 0
+
+
 def test_save_keeps_each_verdict_with_its_functions_hash_and_commit(tmp_path):
     root, commit = _project(tmp_path)
     _meta(
@@ -114,16 +128,7 @@ def test_save_merges_an_unchecked_mutant_keeps_its_verdict_while_its_code_holds(
     tmp_path,
 ):
     root, _ = _project(tmp_path)
-    _meta(
-        root,
-        {
-            "vllm_spec_lint.m.x_f__mutmut_1": 1,
-            "vllm_spec_lint.m.x_f__mutmut_2": 0,
-            "vllm_spec_lint.m.x_g__mutmut_1": 1,
-        },
-        {"x_f": "aaaaaaaaaaaa", "x_g": "bbbbbbbbbbbb"},
-    )
-    assert _state(root, "save").returncode == 0
+    _save_two_functions(root)
     # Another machine: x_f unchanged and not run; x_f_2 re-judged; x_g edited.
     _meta(
         root,
@@ -275,16 +280,7 @@ def test_restore_can_set_survivors_back_to_be_judged_again(tmp_path):
 
 def test_move_carries_a_functions_verdicts_and_hash_to_its_new_module(tmp_path):
     root, commit = _project(tmp_path)
-    _meta(
-        root,
-        {
-            "vllm_spec_lint.m.x_f__mutmut_1": 1,
-            "vllm_spec_lint.m.x_f__mutmut_2": 0,
-            "vllm_spec_lint.m.x_g__mutmut_1": 1,
-        },
-        {"x_f": "aaaaaaaaaaaa", "x_g": "bbbbbbbbbbbb"},
-    )
-    assert _state(root, "save").returncode == 0
+    _save_two_functions(root)
     done = _state(root, "move", "vllm_spec_lint.m", "vllm_spec_lint.sub.n", "x_f")
     assert (done.stdout, done.stderr, done.returncode) == (
         "moved the verdicts of 2 mutants\n",
