@@ -19,7 +19,8 @@ SAME = "<the spec given>"
 _COPIES = frozenset({"dataclasses.replace", "copy.copy", "copy.deepcopy"})
 
 
-def methods(node: ast.ClassDef):
+def methods(node: ast.ClassDef) -> list[ast.FunctionDef]:
+    """The class's own ``def`` methods (a pairing method is never ``async``)."""
     return [item for item in node.body if isinstance(item, ast.FunctionDef)]
 
 
@@ -38,6 +39,10 @@ def _own_statements(function) -> list[ast.AST]:
 
 
 def method_returns(function, resolve, want: str) -> tuple[str, ...] | None:
+    """What ``function`` can return: with ``want`` "class", the classes it
+    names (``resolve`` gives a name's qualified name); with "made", the
+    classes of the values it makes, ``SUPER`` or ``SAME``. None: unknown
+    (a generator, or a value not followed)."""
     nodes = _own_statements(function)
     if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in nodes):
         return None

@@ -2,7 +2,8 @@
 backend pairing (pairing.py): read with ``ast`` once per file, no I/O.
 
 Per module-level class: its bases and what its pairing methods return
-(class names, ``super()``, the spec given, or unknown). Per identifier:
+(class names, ``super()``, the spec given, or unknown; class_bodies.py
+reads the class's own code). Per identifier:
 every way the file uses it (a base, an annotation, a class test, a
 membership test, an import, a return of a pairing method, an attribute read
 off it, a string that could be imported, a table it is kept in, or anything
