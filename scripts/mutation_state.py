@@ -130,8 +130,10 @@ def move(
             code = moving["verdicts"].pop(name)
             landing["verdicts"][f"{target}.{function}__mutmut_{number}"] = code
             count += 1
-    for path, saved in ((from_path, moving), (to_path, landing)):
-        _write(path, saved)
+    # The landing first: a stop between the two leaves the verdicts twice,
+    # never nowhere.
+    _write(to_path, landing)
+    _write(from_path, moving)
     return count
 
 
