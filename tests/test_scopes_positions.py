@@ -163,41 +163,60 @@ def test_positions_agree_with_libcst(text):
     _assert_same_positions(text)
 
 
-def _assert_same_positions(text: str) -> None:
-    module = cst.parse_module(text)
-    expected = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+# How positions can be worked out: nested positions from this many rows
+# (0: the statement of each class or function body that holds the node, for
+# every node), and whether the rows of the top-level statements are given,
+# as the slicer gives them (CPython's parser is then run only for what lies
+# below them). The analysis's own way first.
+ANALYSIS_WAY = (positions.NESTED_FROM_ROWS, True)
+EVERY_WAY = (ANALYSIS_WAY, (positions.NESTED_FROM_ROWS, False), (0, True), (0, False))
+
+
+def _assert_same_positions(text: str, module=None, expected=None, ways=EVERY_WAY):
+    module = module or cst.parse_module(text)
+    if expected is None:
+        wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+        expected = wrapper.resolve(PositionProvider)
     nodes = [n for n in _code_nodes(module) if n is not module]
     assert nodes
-    # Whole top-level statements, and (from 0 rows) the statement of each
-    # class or function body that holds the node.
-    for nested_from in (positions.NESTED_FROM_ROWS, 0):
+    parents = parent_map(module)
+    rows = [statement.lineno for statement in ast.parse(text).body]
+    for nested_from, rows_given in ways:
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(positions, "NESTED_FROM_ROWS", nested_from)
-            found = StatementPositions(module, parent_map(module), text)
+            given = [rows] if rows_given else []
+            found = StatementPositions(module, parents, text, *given)
             for node in nodes:
                 assert found[node] == expected[node], module.code_for_node(node)
-            # The rows of the top-level statements given, as the slicer gives
-            # them: CPython's parser is run only for what lies below them.
-            rows = [statement.lineno for statement in ast.parse(text).body]
-            given = StatementPositions(module, parent_map(module), text, rows)
-            for node in nodes:
-                assert given[node] == expected[node], module.code_for_node(node)
+
+
+# Release files up to this size are checked every way positions can be
+# worked out; larger ones the analysis's way (the other three ways took
+# three quarters of this test's two minutes, a fifth of the suite's time).
+EVERY_WAY_UP_TO = 50_000
 
 
 @pytest.mark.release
 def test_agree_on_every_vllm_file_naming_the_anchor():
-    """Real vLLM code, whole files (not slices): the strongest sample."""
+    """Real vLLM code, whole files (not slices): the strongest sample. The
+    examples and the corpus are checked every way (above)."""
     tree = fetch_vllm("0.33.0")
     files = [
         p for p in sorted((tree / "vllm").rglob("*.py"))
         if b"MLAAttentionSpec" in p.read_bytes()
     ]  # fmt: skip
     assert len(files) > 20
+    every_way = [p for p in files if len(p.read_bytes()) <= EVERY_WAY_UP_TO]
+    assert len(every_way) > 10
     for path in files:
         text = path.read_text()
-        _assert_same_qualified_names(cst.parse_module(text))
-        _assert_same_positions(text)
-        _assert_source_order(cst.parse_module(text))
+        module = cst.parse_module(text)
+        wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+        expected = wrapper.resolve(PositionProvider)
+        _assert_same_qualified_names(module)
+        ways = EVERY_WAY if path in every_way else (ANALYSIS_WAY,)
+        _assert_same_positions(text, module, expected, ways)
+        _assert_source_order(module, expected)
 
 
 @pytest.mark.parametrize("text", list(_sources()))
@@ -208,8 +227,9 @@ def test_walk_visits_code_in_source_order(text):
     _assert_source_order(cst.parse_module(text))
 
 
-def _assert_source_order(module: cst.Module) -> None:
-    where = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+def _assert_source_order(module: cst.Module, where=None) -> None:
+    if where is None:
+        where = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
     starts = [
         where[n].start
         for n in walk(module)
