@@ -1,4 +1,5 @@
-"""The pre-commit hooks, run for real by pre-commit's try-repo."""
+"""The pre-commit hooks, run for real by ``pre-commit run`` with this checkout
+as the hook repository (as ``pre-commit try-repo`` makes it)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,39 @@ def pre_commit_home(tmp_path_factory):
     return tmp_path_factory.mktemp("pre-commit-home")
 
 
+@pytest.fixture(scope="module")
+def hook_repo(tmp_path_factory) -> tuple[str, str]:
+    """This checkout as a hook repository: (where, commit). As pre-commit's
+    try-repo makes it: a clone with the checkout's uncommitted changes to
+    tracked files committed. (try-repo itself installs the hook environment
+    afresh at every call, in a store of its own; ``pre-commit run`` with
+    one home installs it once for the module.)"""
+    if not _git("status", "--porcelain", "--untracked-files=no", cwd=REPO):
+        return str(REPO), _git("rev-parse", "HEAD", cwd=REPO)
+    shadow = tmp_path_factory.mktemp("hook-repo") / "repo"
+    _git("clone", "-q", str(REPO), str(shadow), cwd=REPO)
+    # The checkout's changes, added into the clone's index and objects.
+    env = {
+        variable: str(shadow / _git("rev-parse", "--git-path", name, cwd=shadow))
+        for variable, name in (
+            ("GIT_INDEX_FILE", "index"),
+            ("GIT_OBJECT_DIRECTORY", "objects"),
+        )
+    }
+    _git("add", "-u", cwd=REPO, env=env)
+    _git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "checkout",
+         cwd=shadow)  # fmt: skip
+    return str(shadow), _git("rev-parse", "HEAD", cwd=shadow)
+
+
+def _git(*args, cwd, env=None) -> str:
+    done = subprocess.run(
+        ["git", *args], cwd=cwd, capture_output=True, text=True, check=True,
+        env={**os.environ, **(env or {})},
+    )  # fmt: skip
+    return done.stdout.strip()
+
+
 @pytest.fixture
 def user_repo(tmp_path):
     repo = tmp_path / "user"
@@ -34,16 +68,24 @@ def user_repo(tmp_path):
     return repo
 
 
-def try_repo(hook: str, repo, home) -> subprocess.CompletedProcess:
+def run_hook(hook: str, repo, home, hook_repo) -> subprocess.CompletedProcess:
+    """``pre-commit run --all-files`` in ``repo`` with only ``hook`` of this
+    repository configured (the configuration lies outside ``repo``)."""
+    where, commit = hook_repo
+    config = repo.parent / f"{hook}.yaml"
+    config.write_text(
+        f"repos:\n- repo: {where}\n  rev: {commit}\n  hooks:\n  - id: {hook}\n"
+    )
     env = dict(os.environ, PRE_COMMIT_HOME=str(home))
     return subprocess.run(
-        [sys.executable, "-m", "pre_commit", "try-repo", str(REPO), hook, "--all-files"],
+        [sys.executable, "-m", "pre_commit", "run", "--config", str(config),
+         "--all-files"],
         cwd=repo, capture_output=True, text=True, env=env, timeout=900,
     )  # fmt: skip
 
 
-def test_check_hook_fails_on_a_finding(user_repo, pre_commit_home):
-    out = try_repo("vllm-spec-lint", user_repo, pre_commit_home)
+def test_check_hook_fails_on_a_finding(user_repo, pre_commit_home, hook_repo):
+    out = run_hook("vllm-spec-lint", user_repo, pre_commit_home, hook_repo)
     assert out.returncode == 1, out.stdout + out.stderr
     assert " --> pkg/worker.py:3:40" in out.stdout
     # The check hook changes nothing.
@@ -55,30 +97,32 @@ def test_check_hook_fails_on_a_finding(user_repo, pre_commit_home):
         "MLAAttentionSpec)", "(MLAAttentionSpec, SlidingWindowMLASpec))"
     )
     (user_repo / "pkg" / "worker.py").write_text(fixed)
-    out = try_repo("vllm-spec-lint", user_repo, pre_commit_home)
+    out = run_hook("vllm-spec-lint", user_repo, pre_commit_home, hook_repo)
     assert out.returncode == 0, out.stdout + out.stderr
 
 
-def test_fix_hook_fixes_and_fails_because_it_changed_files(user_repo, pre_commit_home):
-    out = try_repo("vllm-spec-lint-fix", user_repo, pre_commit_home)
+def test_fix_hook_fixes_and_fails_because_it_changed_files(
+    user_repo, pre_commit_home, hook_repo
+):
+    out = run_hook("vllm-spec-lint-fix", user_repo, pre_commit_home, hook_repo)
     assert out.returncode == 1, out.stdout + out.stderr
     assert "files were modified by this hook" in out.stdout
     text = (user_repo / "pkg" / "worker.py").read_text()
     assert "isinstance(layer_spec, (MLAAttentionSpec, SlidingWindowMLASpec))" in text
     assert (user_repo / "pkg" / "plain.py").read_text() == "x = 1\n"
     subprocess.run(["git", "add", "."], cwd=user_repo, check=True)
-    again = try_repo("vllm-spec-lint-fix", user_repo, pre_commit_home)
+    again = run_hook("vllm-spec-lint-fix", user_repo, pre_commit_home, hook_repo)
     assert again.returncode == 0, again.stdout + again.stderr
 
 
 def test_excluded_files_are_skipped_even_when_pre_commit_names_them(
-    user_repo, pre_commit_home
+    user_repo, pre_commit_home, hook_repo
 ):
     (user_repo / "pyproject.toml").write_text(
         '[tool.vllm-spec-lint]\nexclude = ["pkg/worker.py"]\n'
     )
     subprocess.run(["git", "add", "."], cwd=user_repo, check=True)
-    out = try_repo("vllm-spec-lint", user_repo, pre_commit_home)
+    out = run_hook("vllm-spec-lint", user_repo, pre_commit_home, hook_repo)
     assert out.returncode == 0, out.stdout + out.stderr
 
 
@@ -114,12 +158,14 @@ LONG_FIXED = (
 )
 
 
-def test_fix_hook_lays_out_fixes_in_its_own_environment(user_repo, pre_commit_home):
+def test_fix_hook_lays_out_fixes_in_its_own_environment(
+    user_repo, pre_commit_home, hook_repo
+):
     """pre-commit's environment for the hook has only what the manifest
     brings: the fix is laid out by ruff from there, with no warning."""
     (user_repo / "pkg" / "worker.py").write_text(LONG)
     subprocess.run(["git", "add", "."], cwd=user_repo, check=True)
-    out = try_repo("vllm-spec-lint-fix", user_repo, pre_commit_home)
+    out = run_hook("vllm-spec-lint-fix", user_repo, pre_commit_home, hook_repo)
     assert out.returncode == 1, out.stdout + out.stderr
     assert "is not installed" not in out.stdout + out.stderr
     assert (user_repo / "pkg" / "worker.py").read_text() == LONG_FIXED
@@ -132,19 +178,15 @@ def _readme_snippet() -> str:
     return snippet
 
 
-def test_the_readmes_snippet_works_as_written(user_repo, pre_commit_home, tmp_path):
-    """The README's snippet with only `repo:` and `rev:` pointed at a clone of
-    this repository and its commit; everything else as a user copies it."""
-    clone = tmp_path / "clone"
-    subprocess.run(["git", "clone", "-q", str(REPO), str(clone)], check=True)
-    commit = subprocess.run(
-        ["git", "rev-parse", "HEAD"], cwd=clone, capture_output=True, text=True,
-        check=True,
-    ).stdout.strip()  # fmt: skip
+def test_the_readmes_snippet_works_as_written(user_repo, pre_commit_home, hook_repo):
+    """The README's snippet with only `repo:` and `rev:` pointed at this
+    checkout as a hook repository and its commit; everything else as a user
+    copies it."""
+    where, commit = hook_repo
     snippet = _readme_snippet()
-    config = re.sub(r"(?m)^(\s*- repo: ).*$", rf"\g<1>{clone}", snippet)
+    config = re.sub(r"(?m)^(\s*- repo: ).*$", rf"\g<1>{where}", snippet)
     config = re.sub(r"(?m)^(\s*rev: )\S+", rf"\g<1>{commit}", config)
-    assert config.count(str(clone)) == 1 and config.count(commit) == 1
+    assert config.count(where) == 1 and config.count(commit) == 1
     (user_repo / ".pre-commit-config.yaml").write_text(config)
     subprocess.run(["git", "add", "."], cwd=user_repo, check=True)
     env = dict(os.environ, PRE_COMMIT_HOME=str(pre_commit_home))
