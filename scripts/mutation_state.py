@@ -187,10 +187,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     # Names may come after the options too: ``move --verdicts DIR FROM TO F``.
     args = parser.parse_intermixed_args(argv)
-    if (args.action == "move") != bool(args.names) or 0 < len(args.names) < 3:
+    moving = args.action == "move"
+    if (moving and len(args.names) < 3) or (not moving and args.names):
         parser.error("move takes FROM TO FUNCTION...; restore and save take no names")
     try:
-        if args.action == "move":
+        if moving:
             source, target, *functions = args.names
             count = move(source, target, functions, args.verdicts)
             print(f"moved the verdicts of {count} mutants")
