@@ -418,7 +418,7 @@ def test_a_fix_that_does_not_parse_is_not_written():
         source,
         "x.py",
         Config(),
-        formatter=lambda text, spans: text + "def (:\n",
+        formatter=lambda text, spans, before: text + "def (:\n",
         unsafe=True,
     )
     assert broken.text == source and "does not parse" in broken.failure

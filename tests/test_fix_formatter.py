@@ -175,7 +175,8 @@ def test_the_yapf_fix_is_stable_under_yapf(project):
             },
             "black",
         ),
-        ({}, "ruff"),
+        # Nothing configured: no formatter is the project's.
+        ({}, None),
     ],
 )
 def test_auto_picks_the_projects_formatter(tmp_path, files, expected):
@@ -206,6 +207,46 @@ def test_auto_formats_with_the_projects_yapf(project):
     result = fix(project)
     assert result.returncode == 0, result.stderr
     assert (project / "kv_cache_manager.py").read_text() == EXPECTED["yapf"]
+
+
+# MODULE as ruff's defaults lay it out.
+RUFF_LAID_OUT = textwrap.dedent(
+    """\
+    from vllm.v1.kv_cache_interface import (
+        FullAttentionSpec,
+        KVCacheConfig,
+        KVCacheSpec,
+        MLAAttentionSpec,
+    )
+
+
+    def page_size(spec: KVCacheSpec, config: KVCacheConfig) -> int:
+        if isinstance(spec, MLAAttentionSpec) and not isinstance(spec, FullAttentionSpec):
+            return spec.page_size_bytes
+        return 0
+    """
+)
+
+
+def test_with_no_formatter_configured_ruff_lays_out_only_a_file_laid_out_so(
+    project,
+):
+    """No formatter configured above the project: the yapf-styled file keeps
+    its layout, the one ruff's defaults leave as it is gets ruff's, in the
+    report's previews and in what fix writes."""
+    (project / "ruff_laid_out.py").write_text(RUFF_LAID_OUT)
+    report = run_cli("check", "--no-cache", "--unsafe-fixes", ".", cwd=project)
+    assert report.returncode == 1, report.stderr
+    # The yapf-styled file's import, widened in place.
+    assert (
+        "2 +                                         KVCacheSpec, MLAAttentionSpec, "
+        "SlidingWindowMLASpec)\n" in report.stdout
+    )
+    # The other file's, as ruff lays it out.
+    assert " 6 +     SlidingWindowMLASpec,\n" in report.stdout
+    fix(project)
+    assert (project / "kv_cache_manager.py").read_text() == EXPECTED["none"]
+    assert (project / "ruff_laid_out.py").read_text() == EXPECTED["ruff"]
 
 
 def test_a_missing_formatter_warns_once_and_fixes_unformatted(project):

@@ -29,14 +29,17 @@ TABLE_FIXED = (
 
 
 class Formatter:
-    """Returns the text it is given (or ``replacement``), counting calls."""
+    """Returns the text it is given (or ``replacement``), counting calls
+    and keeping the text as found that each call is given."""
 
     def __init__(self, replacement: str | None = None):
         self.calls = 0
         self.replacement = replacement
+        self.befores: list[str] = []
 
-    def __call__(self, text, changed):
+    def __call__(self, text, changed, before):
         self.calls += 1
+        self.befores.append(before)
         return text if self.replacement is None else self.replacement
 
 
@@ -51,12 +54,14 @@ def test_a_safe_fix_is_applied_once_and_counted():
     assert formatter.calls == 1
 
 
-def test_fixes_are_counted_over_every_pass():
+def test_fixes_are_counted_over_every_pass_each_shown_the_file_as_found():
     formatter = Formatter()
     outcome = fix_source(TABLE, "x.py", Config(), unsafe=True, formatter=formatter)
     assert (outcome.text, outcome.failure) == (TABLE_FIXED, None)
     assert outcome.fixed == ("VSL006", "VSL001", "VSL001")
     assert formatter.calls == 2
+    # Each pass's formatter is shown the file as found, not the last pass's.
+    assert formatter.befores == [TABLE, TABLE]
 
 
 def test_unsafe_fixes_wait_to_be_asked_for():

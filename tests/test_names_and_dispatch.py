@@ -92,7 +92,7 @@ def test_an_mro_walk_in_another_function_makes_a_base_key_cover(tmp_path):
     [
         (
             "def f(spec):\n"
-            "    return any(c.__name__ == 'MLAAttentionSpec' for c in type(spec).__mro__)\n",
+            '    return any(c.__name__ == "MLAAttentionSpec" for c in type(spec).__mro__)\n',
             "def f(spec):\n"
             "    return any(\n"
             '        c.__name__ in ("MLAAttentionSpec", "SlidingWindowMLASpec")\n'

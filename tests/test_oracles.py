@@ -68,8 +68,8 @@ def test_a_package_change_is_seen_through_the_cache(tmp_path):
 def test_each_ruff_configuration_is_detected_over_a_yapf_one_above(
     tmp_path, name, text
 ):
-    """The fallback is ruff too: a yapf configuration in the folder above
-    makes a missed ruff configuration show (yapf would be found instead)."""
+    """A yapf configuration in the folder above makes a missed ruff
+    configuration show (yapf would be found instead)."""
     (tmp_path / ".style.yapf").write_text("[style]\nbased_on_style = pep8\n")
     project = tmp_path / "project"
     project.mkdir()

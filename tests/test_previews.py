@@ -96,7 +96,7 @@ def test_a_fix_starting_on_the_line_after_a_changed_block_keeps_its_own_edit():
     on_a = Fix("safe", "one", (Edit("10", (1, 5), (1, 6)),))
     before_b = Fix("safe", "two", (Edit("c = 3\n", (2, 1), (2, 1)),))
 
-    def formatter(new: str, changed) -> str:  # lays out line 1 only
+    def formatter(new: str, changed, before) -> str:  # lays out line 1 only
         return new.replace("a = 10\n", "a = 10  # ten\n")
 
     laid = _laid_out_fixes(text, [on_a, before_b], formatter)
@@ -116,7 +116,7 @@ def test_a_block_after_a_fixs_last_line_is_not_its_own():
     text = "a = 1\nx = 0\nb = 2\n"
     on_a = Fix("safe", "one", (Edit("10", (1, 5), (1, 6)),))
 
-    def formatter(new: str, changed) -> str:  # also changes line 3
+    def formatter(new: str, changed, before) -> str:  # also changes line 3
         return new.replace("b = 2\n", "b = 20\n")
 
     laid = _laid_out_fixes(text, [on_a], formatter)
@@ -130,7 +130,7 @@ def test_a_line_a_fix_inserts_is_laid_out_as_its_own():
     text = "a = 1\nb = 2\n"
     inserted = Fix("safe", "one", (Edit("c=3\n", (2, 1), (2, 1)),))
 
-    def formatter(new: str, changed) -> str:
+    def formatter(new: str, changed, before) -> str:
         return new.replace("c=3\n", "c = 3\n")
 
     laid = _laid_out_fixes(text, [inserted], formatter)

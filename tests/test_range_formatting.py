@@ -200,6 +200,26 @@ def test_a_real_formatter_formats_the_fixed_span_only(tmp_path, kind, expected):
     assert formatter(FIXED, [(0, 16)]) == expected
 
 
+@pytest.mark.parametrize(
+    "before, fixed, expected",
+    [
+        # As found, the file was as ruff's defaults lay it out: ruff formats.
+        ("x = f(aaaa)\ny = 2\n", "x = f(aaaa,bbbb)\ny = 2\n", "x = f(aaaa, bbbb)\ny = 2\n"),
+        # A statement the fix did not touch was not: the edit stays as made.
+        ("x = f(aaaa)\ny=2\n", "x = f(aaaa,bbbb)\ny=2\n", "x = f(aaaa,bbbb)\ny=2\n"),
+        # ruff cannot read it: no evidence of ruff either.
+        ("x = f(\n", "x = f(aaaa,bbbb\n", "x = f(aaaa,bbbb\n"),
+    ],
+)  # fmt: skip
+def test_with_no_formatter_configured_ruff_formats_only_a_file_laid_out_so(
+    tmp_path, before, fixed, expected
+):
+    formatter = RangeFormatter(
+        "ruff", _tool("ruff"), str(tmp_path / "m.py"), None, assumed=True
+    )
+    assert formatter(fixed, [(0, 15)], before) == expected
+
+
 def test_black_formats_every_row_of_a_span(tmp_path):
     # Two statements in one span: both rows are black's to format.
     text = "x = f(aaaa,bbbb)\ny=2\nz  =  3\n"

@@ -13,8 +13,8 @@ from vllm_spec_lint.core.settings import Config
 from vllm_spec_lint.model.hierarchy import ClassHierarchy
 from vllm_spec_lint.repair.text import apply_fixes
 
-# Formatter: (text, [(start offset, end offset), ...]) -> text
-Formatter = Callable[[str, list[tuple[int, int]]], str]
+# Formatter: (text, [(start offset, end offset), ...], the text as found) -> text
+Formatter = Callable[[str, list[tuple[int, int]], str], str]
 
 
 @dataclass
@@ -54,7 +54,7 @@ def fix_source(
             break
         new, changed, applied = apply_fixes(current, [f.fix for f in todo])
         if formatter is not None:
-            new = formatter(new, changed)
+            new = formatter(new, changed, text)
         findings = analyze(new)
         if any(f.code == "VSL900" for f in findings):
             return FixOutcome(

@@ -106,7 +106,8 @@ def migrate(paths: list[Path], config: Config, *, unsafe: bool) -> Migration:
             text, values, family.property_name, property_docstring(list(family.members))
         )
         if added:
-            text = _formatted(text, added, path, config)
+            before, _ = decode_source(original)
+            text = _formatted(text, added, path, config, before)
             migration.declared.append(
                 f"{_shown(path)}: {family.property_name} on "
                 + ", ".join(f"{c} ({v})" for c, v in values.items())
@@ -245,7 +246,7 @@ def _without_unused(
     if not unused:
         return text
     new = RemoveImportsVisitor(CodemodContext(), unused).transform_module(module).code
-    return _formatted(new, _changed_ranges(text, new), path, config)
+    return _formatted(new, _changed_ranges(text, new), path, config, before)
 
 
 def _outside_imports(source: str, tree: ast.Module) -> str:
@@ -280,6 +281,7 @@ def _changed_ranges(old: str, new: str) -> list[tuple[int, int]]:
     ]
 
 
-def _formatted(text: str, ranges, path: str, config: Config) -> str:
+def _formatted(text: str, ranges, path: str, config: Config, before: str) -> str:
+    """``ranges`` of ``text`` laid out; ``before``: the file as it was found."""
     formatter = formatter_for(path, config.line_length, config.fix_formatter)
-    return formatter(text, ranges) if formatter and ranges else text
+    return formatter(text, ranges, before) if formatter and ranges else text

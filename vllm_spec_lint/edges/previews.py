@@ -122,7 +122,9 @@ def laid_out(
     choice = _choice(config, start)
     if choice.executable is None:
         return findings
-    identity = f"{choice.kind} {choice.executable} {choice.line_length}"
+    identity = (
+        f"{choice.kind} {choice.executable} {choice.line_length} {choice.assumed}"
+    )
 
     keys: dict[str, str] = {}
     laid: dict[str, list[Fix] | None] = {}
@@ -174,7 +176,7 @@ def _laid_out_fixes(text: str, fixes: list[Fix], formatter) -> list[Fix]:
     """Each fix as the first pass of ``fix`` writes it in ``text``: laid out
     where it was applied and the formatter moved something, else as made."""
     new, changed, applied = apply_fixes(text, fixes)
-    formatted = formatter(new, changed)
+    formatted = formatter(new, changed, text)
     if formatted == new:  # laid out as made: the rules' own edits stand
         return list(fixes)
     before, after = _lines_with_ends(text), _lines_with_ends(formatted)

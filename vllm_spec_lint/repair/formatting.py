@@ -6,8 +6,11 @@ file moves.
 (``black --line-ranges``), ``yapf`` (``yapf --lines``), ``none`` (the edit
 as made, inside the existing layout), or ``auto`` (the default): the
 formatter the project configures (its pre-commit hooks first, then a yapf,
-black or ruff configuration), else ruff. Each runs from the user's
-environment; when it is missing, fixes apply unformatted, with one warning.
+black or ruff configuration). A project that configures none gets ruff's
+defaults only in a file they already leave as it is; in any other file the
+edit stays as made, since formatting it would impose a layout the project
+never chose. Each runs from the user's environment; when it is missing,
+fixes apply unformatted, with one warning.
 """
 
 from __future__ import annotations
@@ -30,17 +33,22 @@ class FormatError(Exception):
 @dataclass(frozen=True)
 class FormatterChoice:
     """Which formatter lays out fixes, and where its executable is (None:
-    not installed, or ``none`` chosen). Picklable: worker processes get it."""
+    not installed, or ``none`` chosen). ``assumed``: the project configures
+    no formatter, and ruff's defaults lay out only files already laid out
+    so. Picklable: worker processes get it."""
 
     kind: str
     executable: str | None = None
     line_length: int | None = None
+    assumed: bool = False
 
     def for_file(self, path: str):
         """The formatter for one file, or None to leave fixes as made."""
         if self.executable is None:
             return None
-        return RangeFormatter(self.kind, self.executable, path, self.line_length)
+        return RangeFormatter(
+            self.kind, self.executable, path, self.line_length, self.assumed
+        )
 
 
 def find_executable(kind: str) -> str | None:
@@ -78,12 +86,14 @@ def choose(
     """The formatter ``setting`` names (``auto``: the one the project at
     ``start`` configures), with a warning when it is not installed."""
     kind = detect(start) if setting == "auto" else setting
+    assumed = kind is None
+    kind = "ruff" if kind is None else kind
     if kind == "none":
         return FormatterChoice("none", None, line_length)
     executable = find_executable(kind)
     if executable is None:
         warnings.append(missing_warning(kind))
-    return FormatterChoice(kind, executable, line_length)
+    return FormatterChoice(kind, executable, line_length, assumed)
 
 
 _warned: set[str] = set()
@@ -116,16 +126,16 @@ _HOOKS = {"ruff-format": "ruff", "black": "black", "yapf": "yapf"}
 _HOOK_ID = re.compile(r"^\s*-?\s*id:\s*['\"]?([\w.-]+)", re.MULTILINE)
 
 
-def detect(start: Path) -> str:
+def detect(start: Path) -> str | None:
     """The formatter configured nearest ``start``: in each folder up from
     it, the formatter hooks of ``.pre-commit-config.yaml`` first, then a
-    yapf, black or ruff configuration; ruff when none is found."""
+    yapf, black or ruff configuration; None when none is found."""
     folder = start if start.is_dir() else start.parent
     for candidate in (folder, *folder.parents):
         found = _configured_in(candidate)
         if found is not None:
             return found
-    return "ruff"
+    return None
 
 
 def _configured_in(folder: Path) -> str | None:
@@ -280,18 +290,36 @@ class RangeFormatter:
 
     ``path`` tells the formatter which project's settings apply (ruff and
     black take it as ``--stdin-filename``, absolute: they run from the
-    file's folder, where yapf looks for its style)."""
+    file's folder, where yapf looks for its style). ``assumed``: no
+    formatter is configured, so the file's own layout is the evidence."""
 
-    def __init__(self, kind: str, executable: str, path: str, line_length: int | None):
+    def __init__(
+        self,
+        kind: str,
+        executable: str,
+        path: str,
+        line_length: int | None,
+        assumed: bool = False,
+    ):
         self.kind = kind
         self.executable = executable
         self.path = path
         self.line_length = line_length
+        self.assumed = assumed
 
-    def __call__(self, text: str, spans: list[tuple[int, int]]) -> str:
+    def __call__(
+        self, text: str, spans: list[tuple[int, int]], before: str | None = None
+    ) -> str:
+        """``text`` with its ``spans`` laid out. ``before``: the file as it
+        was found, before any fix, the evidence of its layout when no
+        formatter is configured (``text`` when not given)."""
         from vllm_spec_lint.repair.text import line_starts
 
         if not spans:
+            return text
+        if self.assumed and not self._laid_out_by_ruff(
+            text if before is None else before
+        ):
             return text
         starts = line_starts(text)
         merged = _merged(spans)
@@ -328,6 +356,13 @@ class RangeFormatter:
             (r1, c1), (r2, c2) = _row_col(starts, start), _row_col(starts, end)
             formatted = self._run(["--range", f"{r1}:{c1}-{r2}:{c2}"], formatted)
         return formatted
+
+    def _laid_out_by_ruff(self, source: str) -> bool:
+        """Whether ruff's defaults leave ``source`` as it is."""
+        try:
+            return self._run([], source) == source
+        except FormatError:  # ruff cannot read it: no evidence of ruff
+            return False
 
     def _command(self, ranges: list[str]) -> list[str]:
         if self.kind == "ruff":
