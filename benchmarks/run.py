@@ -3,13 +3,14 @@
     python benchmarks/run.py [--repeat 9] [--flake8-repeat 4] [--output BENCHMARKS.md]
                              [--no-lsp] [--no-growth]
 
-Fetches vLLM releases with scripts/fetch_sources.py, then, in one run and
-alternating the commands (so a slow spell of the machine hits all of them),
-times each command ``--repeat`` times (flake8, minutes a run, fewer) and
-reports medians, and ratios as the median of each round's ratio: our check
-cold and warm, ``fix --diff``, semgrep with the reference rule in
-../shared/peers/, ruff's fastest whole-tree check, grep (the floor: reading
-the bytes), and flake8 with and without our plugin (by CPU time, and the
+Fetches vLLM releases with scripts/fetch_sources.py, each copied once beside
+vLLM's formatter setting as in a checkout (benchmarks/.checkouts/), then, in
+one run and alternating the commands (so a slow spell of the machine hits
+all of them), times each command ``--repeat`` times (flake8, minutes a
+run, fewer) and reports medians, and ratios as the median of each round's
+ratio: our check cold and warm, ``fix --diff``, semgrep with the reference
+rule in ../shared/peers/, ruff's fastest whole-tree check, grep (the floor:
+reading the bytes), and flake8 with and without our plugin (by CPU time, and the
 plugin's own calls timed alone); plus our peak memory and how check time
 grows with the tree; vLLM 0.34.0's cold check and ruff's interleaved with
 the rest; one file with findings checked cold, alone and as the pre-commit
@@ -56,6 +57,24 @@ def fetch(version: str) -> Path:
     from fetch_sources import fetch_sources
 
     return fetch_sources(f"vllm=={version}")
+
+
+CHECKOUTS = HERE / ".checkouts"
+# vLLM's formatter setting, as its checkout's pyproject.toml holds it.
+VLLM_FORMATTER = "[tool.ruff]\nline-length = 88\n"
+
+
+def checkout(version: str) -> Path:
+    """A release's sources as a maintainer's checkout has them: beside its
+    formatter configuration, which a release's sources do not carry. Without
+    one, fixes and the report's previews first ask ruff whether it would
+    leave each file as it is (docs/usage.md). Made once and kept."""
+    folder = CHECKOUTS / f"vllm-{version}"
+    if not (folder / "pyproject.toml").exists():  # written last
+        shutil.rmtree(folder, ignore_errors=True)
+        shutil.copytree(fetch(version), folder)
+        (folder / "pyproject.toml").write_text(VLLM_FORMATTER)
+    return folder
 
 
 def venv_with(name: str, *packages: str) -> Path:
@@ -191,9 +210,9 @@ def main() -> int:
     code_cache = Path(tempfile.mkdtemp(prefix="vsl-code-cache-"))
     os.environ["VLLM_SPEC_LINT_CACHE_DIR"] = str(code_cache / "kept")
     first_run = code_cache / "first-run"
-    trees = {v: fetch(v) for v in SCALING_VERSIONS}
+    trees = {v: checkout(v) for v in SCALING_VERSIONS}
     tree = trees[MAIN_VERSION]
-    second = fetch(SECOND_VERSION)
+    second = checkout(SECOND_VERSION)
     semgrep = venv_with("semgrep", "semgrep") / "semgrep"
     plain_flake8 = venv_with("flake8-only", "flake8") / "flake8"
     our_flake8 = Path(sys.executable).parent / "flake8"
@@ -377,7 +396,9 @@ def render(median, median_cpu, targets, scaling, runs, spread, commands) -> str:
         f"commit {commit()}: "
         f"{os.cpu_count()} cores, {platform.machine()}, Python "
         f"{platform.python_version()}. vLLM {MAIN_VERSION} "
-        f"({scaling[-1][1]:,} lines of Python); medians, commands alternated. "
+        f"({scaling[-1][1]:,} lines of Python), beside vLLM's formatter "
+        "setting as its checkout holds it (`[tool.ruff]`, line length 88); "
+        "medians, commands alternated. "
         "The code cache (docs/performance.md) is filled before the rounds; "
         "the empty-code-cache row starts each run without one.",
         "",
