@@ -197,7 +197,7 @@ FIXED = "x = f(aaaa,bbbb)\ny=2\nz  =  3\n"
 )
 def test_a_real_formatter_formats_the_fixed_span_only(tmp_path, kind, expected):
     formatter = RangeFormatter(kind, _tool(kind), str(tmp_path / "m.py"), 88)
-    assert formatter(FIXED, [(0, 16)]) == expected
+    assert formatter(FIXED, [(0, 16)], FIXED) == expected
 
 
 @pytest.mark.parametrize(
@@ -224,7 +224,7 @@ def test_black_formats_every_row_of_a_span(tmp_path):
     # Two statements in one span: both rows are black's to format.
     text = "x = f(aaaa,bbbb)\ny=2\nz  =  3\n"
     formatter = RangeFormatter("black", _tool("black"), str(tmp_path / "m.py"), 88)
-    assert formatter(text, [(0, len("x = f(aaaa,bbbb)\ny=2"))]) == (
+    assert formatter(text, [(0, len("x = f(aaaa,bbbb)\ny=2"))], text) == (
         "x = f(aaaa, bbbb)\ny = 2\nz  =  3\n"
     )
 
@@ -232,7 +232,7 @@ def test_black_formats_every_row_of_a_span(tmp_path):
 def test_ruff_is_given_the_line_length(tmp_path):
     text = "x = f(aaaa, bbbb)\n"
     formatter = RangeFormatter("ruff", _tool("ruff"), str(tmp_path / "m.py"), 12)
-    assert formatter(text, [(0, 17)]) == "x = f(\n    aaaa,\n    bbbb,\n)\n"
+    assert formatter(text, [(0, 17)], text) == "x = f(\n    aaaa,\n    bbbb,\n)\n"
 
 
 def test_yapf_takes_its_style_from_the_files_folder(tmp_path):
@@ -241,13 +241,13 @@ def test_yapf_takes_its_style_from_the_files_folder(tmp_path):
         "[style]\nbased_on_style = pep8\nspaces_around_power_operator = true\n"
     )
     formatter = RangeFormatter("yapf", _tool("yapf"), str(tmp_path / "pkg/m.py"), 88)
-    assert formatter("x = a**b\n", [(0, 8)]) == "x = a ** b\n"
+    assert formatter("x = a**b\n", [(0, 8)], "x = a**b\n") == "x = a ** b\n"
 
 
 def test_a_formatter_that_fails_says_why(tmp_path):
     formatter = RangeFormatter("ruff", _tool("ruff"), str(tmp_path / "m.py"), 88)
     with pytest.raises(FormatError) as raised:
-        formatter("x = (\n", [(0, 5)])
+        formatter("x = (\n", [(0, 5)], "x = (\n")
     message = str(raised.value)
     assert message.startswith("error: Failed to parse ")
     assert message == message.strip()
@@ -256,7 +256,7 @@ def test_a_formatter_that_fails_says_why(tmp_path):
 def test_a_file_in_a_folder_that_does_not_exist_is_still_formatted(tmp_path):
     path = os.path.join(str(tmp_path), "missing", "m.py")
     formatter = RangeFormatter("ruff", _tool("ruff"), path, 88)
-    assert formatter("x=1\n", [(0, 3)]) == "x = 1\n"
+    assert formatter("x=1\n", [(0, 3)], "x=1\n") == "x = 1\n"
 
 
 def test_a_failing_formatters_undecodable_reason_is_still_told(tmp_path):
@@ -267,7 +267,7 @@ def test_a_failing_formatters_undecodable_reason_is_still_told(tmp_path):
     program.chmod(0o755)
     formatter = RangeFormatter("ruff", str(program), str(tmp_path / "m.py"), 88)
     with pytest.raises(FormatError) as raised:
-        formatter("x=1\n", [(0, 3)])
+        formatter("x=1\n", [(0, 3)], "x=1\n")
     assert str(raised.value) == "bad \ufffd byte"
 
 
@@ -305,9 +305,9 @@ def test_ruff_without_our_line_length_reads_the_projects_own(tmp_path):
     )
     assert 88 < len(text) - 1 <= 120
     formatter = RangeFormatter("ruff", _tool("ruff"), str(tmp_path / "m.py"), None)
-    assert formatter(text, [(0, len(text) - 1)]) == text
+    assert formatter(text, [(0, len(text) - 1)], text) == text
     ours = RangeFormatter("ruff", _tool("ruff"), str(tmp_path / "m.py"), 88)
-    assert ours(text, [(0, len(text) - 1)]) == (
+    assert ours(text, [(0, len(text) - 1)], text) == (
         "value = some_function_name(\n"
         "    first_argument_value, second_argument_value_long, third_argument\n"
         ")\n"
@@ -368,7 +368,7 @@ def test_ruff_formats_each_changed_statement_and_nothing_between(
     expected = "".join(
         f"x{i} = f(a, b)\n{neighbours.format(i=i)}\n" for i in range(changed)
     )
-    assert formatter(text, _spans(text)) == expected
+    assert formatter(text, _spans(text), text) == expected
 
 
 @pytest.mark.parametrize(
@@ -389,7 +389,7 @@ def test_changes_in_a_formatted_file_cost_one_ruff_call(
     run = formatter._run
     monkeypatch.setattr(formatter, "_run", lambda *a: made.append(a) or run(*a))
     text = _many(changed, neighbours=neighbours)
-    formatter(text, _spans(text))
+    formatter(text, _spans(text), text)
     assert len(made) == calls
 
 
@@ -421,7 +421,7 @@ def test_a_statement_sharing_a_changed_row_after_a_semicolon_stays_on_it(
         "x1 = f(a,b)\n", "x1 = f(a,b); w = 1\n"
     )
     formatter = RangeFormatter("ruff", _tool("ruff"), str(tmp_path / "m.py"), None)
-    formatted = formatter(text, _spans(text)).splitlines()
+    formatted = formatter(text, _spans(text), text).splitlines()
     assert formatted[:4] == ["x0 = f(a, b)", "y0 = 0", "x1 = f(a, b); w = 1", "y1 = 1"]
 
 
@@ -439,10 +439,10 @@ def test_one_call_for_many_changes_is_not_kept_where_it_adds_lines_between_them(
         "".join(f"def g{i}():\n    return f(a,b)\n" for i in range(17)),
     ):
         spans = [(i, i + 6) for i in range(len(text)) if text.startswith("f(a,b)", i)]
-        assert formatter(text, spans) == expected
+        assert formatter(text, spans, text) == expected
     # Methods: one blank line between them, not added either.
     text = "class C:\n" + "".join(
         f"    def g{i}(self):\n        return f(a,b)\n" for i in range(17)
     )
     spans = [(i, i + 6) for i in range(len(text)) if text.startswith("f(a,b)", i)]
-    assert formatter(text, spans) == text.replace("f(a,b)", "f(a, b)")
+    assert formatter(text, spans, text) == text.replace("f(a,b)", "f(a, b)")

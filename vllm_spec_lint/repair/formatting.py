@@ -307,19 +307,15 @@ class RangeFormatter:
         self.line_length = line_length
         self.assumed = assumed
 
-    def __call__(
-        self, text: str, spans: list[tuple[int, int]], before: str | None = None
-    ) -> str:
+    def __call__(self, text: str, spans: list[tuple[int, int]], before: str) -> str:
         """``text`` with its ``spans`` laid out. ``before``: the file as it
         was found, before any fix, the evidence of its layout when no
-        formatter is configured (``text`` when not given)."""
+        formatter is configured."""
         from vllm_spec_lint.repair.text import line_starts
 
         if not spans:
             return text
-        if self.assumed and not self._laid_out_by_ruff(
-            text if before is None else before
-        ):
+        if self.assumed and not self._laid_out_by_ruff(before):
             return text
         starts = line_starts(text)
         merged = _merged(spans)
