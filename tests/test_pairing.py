@@ -1080,6 +1080,22 @@ def test_which_tests_are_on_a_builders_own_spec(case):
     assert [f.own_spec for f in result.findings] == [expected]
 
 
+def test_an_exact_type_test_of_a_builders_own_spec_names_it_too():
+    """VSL002's finding carries what backend pairing decides on, as VSL001's."""
+    from vllm_spec_lint.core.analysis import analyze_source
+    from vllm_spec_lint.core.settings import Config
+
+    source = (
+        "class B(Base):\n"
+        "    def build(self):\n"
+        "        return type(self.kv_cache_spec) is MLAAttentionSpec\n"
+    )
+    result = analyze_source(IMPORT + source, "mod.py", Config(), module_name="pkg.mod")
+    assert [(f.code, f.own_spec) for f in result.findings] == [
+        ("VSL002", ("pkg.mod.B", SW_MLA))
+    ]
+
+
 def test_a_package_names_its_builders_without_init():
     from vllm_spec_lint.core.analysis import analyze_source
     from vllm_spec_lint.core.settings import Config

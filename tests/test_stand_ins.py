@@ -165,3 +165,26 @@ def test_a_derived_or_discovered_family_has_no_stand_ins_of_its_own():
     discovered = replace(MLA, evidence="shares fields a, b")
     assert stand_in_families([derived], hierarchy) == ()
     assert stand_in_families([discovered], hierarchy) == ()
+
+
+def test_a_quiet_familys_test_is_reported_only_with_strict_saying_why():
+    from vllm_spec_lint.core.analysis import analyze_source
+    from vllm_spec_lint.core.settings import Config
+
+    hierarchy = _with_plugin({"p.AIndexerSpec": (f"{KCI}.MLAAttentionSpec",)})
+    (quiet,) = stand_in_families([MLA], hierarchy)
+    source = "from p import AIndexerSpec\n\nok = isinstance(spec, AIndexerSpec)\n"
+    reason = (
+        "not a stand-in: AIndexerSpec subclasses MLAAttentionSpec under a name of "
+        "its own (a different cache reusing its code?)"
+    )
+    for strict in (False, True):
+        analysis = analyze_source(
+            source, "x.py", Config(families=(MLA, quiet), strict=strict), hierarchy
+        )
+        assert [(f.code, f.location) for f in analysis.findings] == (
+            [("VSL001", (3, 23))] if strict else []
+        )
+        assert [f.suppressed_by for f in analysis.findings + analysis.suppressed] == [
+            reason
+        ]

@@ -44,6 +44,13 @@ class ConstantLeavesOutCompanion(Rule):
         "def f():\n    local_specs = (MLAAttentionSpec,)\n",
         "from vllm.v1.kv_cache_interface import MLAAttentionSpec\n"
         "PAIR = (MLAAttentionSpec, 16)\n",
+        # Aliases are for annotations, from either module.
+        "from typing import TypeAlias\n"
+        "from vllm.v1.kv_cache_interface import FullAttentionSpec, MLAAttentionSpec\n"
+        "AnyMLA: TypeAlias = FullAttentionSpec | MLAAttentionSpec\n",
+        "from typing_extensions import TypeAlias\n"
+        "from vllm.v1.kv_cache_interface import FullAttentionSpec, MLAAttentionSpec\n"
+        "AnyMLA: TypeAlias = FullAttentionSpec | MLAAttentionSpec\n",
     ]
     INVALID = [
         Example(
