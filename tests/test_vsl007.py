@@ -49,6 +49,15 @@ def _vsl007_said(body: str, strict: bool = False) -> list[tuple]:
     ]
 
 
+# A singledispatch function, and its SlidingWindowSpec implementation that
+# refuses what it is given.
+CAN_WRITE = (
+    "@functools.singledispatch\ndef can_write(spec) -> bool:\n    return True\n\n\n"
+)
+CAN_WRITE_SLIDING_WINDOW = (
+    "@can_write.register(SlidingWindowSpec)\ndef _(spec) -> bool:\n    return False\n"
+)
+
 # name -> (body, reported by default at)
 REJECTIONS = {
     "bare-raise": (
@@ -119,36 +128,21 @@ REJECTIONS = {
         [(17, 13)],
     ),
     "singledispatch-by-argument-returns-false": (
-        "@functools.singledispatch\n"
-        "def can_write(spec) -> bool:\n"
-        "    return True\n\n\n"
-        "@can_write.register(SlidingWindowSpec)\n"
-        "def _(spec) -> bool:\n"
-        "    return False\n",
+        CAN_WRITE + CAN_WRITE_SLIDING_WINDOW,
         [(16, 21)],
     ),
     # A registry's classes come first: the dispatcher's are still read.
     "singledispatch-after-a-registry": (
         "REGISTRY.register(FullAttentionSpec, write_full)\n\n\n"
-        "@functools.singledispatch\n"
-        "def can_write(spec) -> bool:\n"
-        "    return True\n\n\n"
-        "@can_write.register(SlidingWindowSpec)\n"
-        "def _(spec) -> bool:\n"
-        "    return False\n",
+        + CAN_WRITE
+        + CAN_WRITE_SLIDING_WINDOW,
         [(19, 21)],
     ),
     # Another class registered first: the parent's implementation is still found.
     "singledispatch-after-another-class": (
-        "@functools.singledispatch\n"
-        "def can_write(spec) -> bool:\n"
-        "    return True\n\n\n"
-        "@can_write.register(FullAttentionSpec)\n"
+        CAN_WRITE + "@can_write.register(FullAttentionSpec)\n"
         "def _(spec) -> bool:\n"
-        "    return True\n\n\n"
-        "@can_write.register(SlidingWindowSpec)\n"
-        "def _(spec) -> bool:\n"
-        "    return False\n",
+        "    return True\n\n\n" + CAN_WRITE_SLIDING_WINDOW,
         [(21, 21)],
     ),
     "mro-table-false": (
