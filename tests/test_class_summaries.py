@@ -50,6 +50,14 @@ def test_a_packages_init_imports_relative_to_itself():
     assert summary.aliases == {"pkg.sub.B": "pkg.sub.x.B", "pkg.sub.top": "pkg.top"}
 
 
+def test_relative_imports_three_levels_up_and_from_a_top_level_module():
+    deep = _summary("from ...top import Name\n", "a.b.c.mod")
+    assert deep.aliases == {"a.b.c.mod.Name": "a.top.Name"}
+    # A module outside any package: its sibling's module is the name alone.
+    alone = _summary("from .sibling import Name\n", "mod")
+    assert alone.aliases == {"mod.Name": "sibling.Name"}
+
+
 # -- tables ------------------------------------------------------------------------
 
 
@@ -448,6 +456,25 @@ def test_what_is_no_table(line):
     assert _summary(line + "\n").tables == {}
 
 
+HANDLER_BUILDER = """\
+class B:
+    def get_builder_cls(self):
+        try:
+            from .fast import Builder
+        except ImportError:
+            return Fallback
+        return Builder
+"""
+CASE_BUILDER = """\
+class B:
+    def get_builder_cls(self):
+        match MODE:
+            case Mode(fast=True):
+                return FastBuilder
+        return SlowBuilder
+"""
+
+
 @pytest.mark.parametrize(
     "source, name, uses",
     [
@@ -466,9 +493,18 @@ def test_what_is_no_table(line):
         ("def f(spec):\n    return type(spec) is Exact < Other\n", "Other", {"other"}),
         # __all__ assigned with another name: its strings are still exports.
         ('__all__ = EXPORTED = ["Listed"]\n', "Listed", set()),
+        # Inside an except handler or a match case, a pairing method's
+        # return is still its return, and a class caught or matched is used.
+        (HANDLER_BUILDER, "Fallback", {"returned by get_builder_cls"}),
+        (HANDLER_BUILDER, "ImportError", {"other"}),
+        (CASE_BUILDER, "FastBuilder", {"returned by get_builder_cls"}),
+        (CASE_BUILDER, "Mode", {"other"}),
     ],
-    ids=["async-function", "returned-attribute", "mixed-chain", "all-and-another"],
-)
+    ids=[
+        "async-function", "returned-attribute", "mixed-chain", "all-and-another",
+        "returned-in-a-handler", "caught", "returned-in-a-case", "matched",
+    ],
+)  # fmt: skip
 def test_a_use_in_a_less_common_shape(source, name, uses):
     assert _summary(source).uses(name) == uses
 
