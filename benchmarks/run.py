@@ -4,7 +4,7 @@
                              [--no-lsp] [--no-growth]
 
 Fetches vLLM releases with scripts/fetch_sources.py, each copied once beside
-vLLM's formatter setting as in a checkout (benchmarks/.checkouts/), then, in
+vLLM's formatter setting as in a checkout (beside the fetched sources), then, in
 one run and alternating the commands (so a slow spell of the machine hits
 all of them), times each command ``--repeat`` times (flake8, minutes a
 run, fewer) and reports medians, and ratios as the median of each round's
@@ -59,7 +59,6 @@ def fetch(version: str) -> Path:
     return fetch_sources(f"vllm=={version}")
 
 
-CHECKOUTS = HERE / ".checkouts"
 # vLLM's formatter setting, as its checkout's pyproject.toml holds it.
 VLLM_FORMATTER = "[tool.ruff]\nline-length = 88\n"
 
@@ -68,11 +67,14 @@ def checkout(version: str) -> Path:
     """A release's sources as a maintainer's checkout has them: beside its
     formatter configuration, which a release's sources do not carry. Without
     one, fixes and the report's previews first ask ruff whether it would
-    leave each file as it is (docs/usage.md). Made once and kept."""
-    folder = CHECKOUTS / f"vllm-{version}"
+    leave each file as it is (docs/usage.md). Made once, beside the fetched
+    sources: never inside this repository, whose .gitignore a run would
+    apply to it."""
+    sources = fetch(version)
+    folder = sources.parent / "checkouts" / sources.name
     if not (folder / "pyproject.toml").exists():  # written last
         shutil.rmtree(folder, ignore_errors=True)
-        shutil.copytree(fetch(version), folder)
+        shutil.copytree(sources, folder)
         (folder / "pyproject.toml").write_text(VLLM_FORMATTER)
     return folder
 
@@ -121,6 +123,21 @@ def timed(command: list[str], cwd: Path) -> tuple[float, int, float]:
     )
     elapsed, rss, cpu = out.stdout.split()
     return float(elapsed), int(rss), float(cpu)
+
+
+def checks_something(tree: Path, *paths: str) -> None:
+    """Stop the run unless our check finds what it should in ``tree``: a
+    command that checks no file (every one excluded, say) is fast for
+    nothing."""
+    out = subprocess.run(
+        [*SELF, "check", "--no-cache", "--output-format", "concise", *paths],
+        cwd=tree, capture_output=True, text=True,
+    )  # fmt: skip
+    if out.returncode != 1 or "Found " not in out.stdout:
+        raise SystemExit(
+            f"{tree}: check {' '.join(paths)} found nothing to report "
+            f"(exit {out.returncode}): {out.stdout.strip() or out.stderr.strip()}"
+        )
 
 
 # What our flake8 plugin adds to a flake8 run, without flake8's own work
@@ -266,6 +283,8 @@ def main() -> int:
     times: dict[str, list[float]] = {name: [] for name in commands}
     cpu: dict[str, list[float]] = {name: [] for name in commands}
     rss: list[int] = []
+    for where, paths in ((tree, ["."]), (second, ["."]), (tree, [ONE_FILE])):
+        checks_something(where, *paths)
     timed(commands["one file, cold"], tree)  # fill the code cache
     timed(commands["check, warm"], tree)  # fill the cache, warm the page cache
     for round_ in range(args.repeat):
