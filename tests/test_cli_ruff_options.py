@@ -595,3 +595,24 @@ def test_stdin_excluded_name_with_force_exclude(tmp_path):
     )
     assert (fixed.returncode, fixed.stdout) == (0, BAD)
     assert fixed.stderr == "All checks passed!\n"  # no other warning
+
+
+def test_an_excluded_folder_named_lists_the_files_ruff_lists(tmp_path):
+    """Named on the command line, an excluded folder is walked as ruff walks
+    it; with --force-exclude, left out as ruff leaves it."""
+    exclude = '["sub", "*_pb2.py", "sub/gen"]'
+    (tmp_path / "pyproject.toml").write_text(
+        f"[tool.ruff]\nexclude = {exclude}\n\n"
+        f"[tool.vllm-spec-lint]\nexclude = {exclude}\n"
+    )
+    for name in ("sub/m.py", "sub/a_pb2.py", "sub/gen/g.py", "sub/deep/sub/d.py"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("x = 1\n")
+    for forced in ([], ["--force-exclude"]):
+        theirs = subprocess.run(
+            [_ruff(), "check", "--no-cache", "--show-files", *forced, "sub"],
+            cwd=tmp_path, capture_output=True, text=True,
+        )  # fmt: skip
+        ours = run_cli("check", "--show-files", *forced, "sub", cwd=tmp_path)
+        listed = [str(Path(p).relative_to(tmp_path)) for p in theirs.stdout.split()]
+        assert ours.stdout.split() == listed == ([] if forced else ["sub/m.py"])

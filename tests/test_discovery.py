@@ -176,3 +176,29 @@ def test_a_files_module_name_comes_from_the_packages_above_it(tmp_path):
         module_name_for(tmp_path / "specs.py"),  # outside any package
         module_name_for(tmp_path / "my-specs.py"),  # no module can be named so
     ] == ["vllm.v1.kv_cache_interface", "vllm.v1.__init__", "specs", None]
+
+
+def test_a_folder_named_is_walked_though_excluded_as_in_ruff(tmp_path, monkeypatch):
+    """ruff checks a folder named on the command line even when its
+    configuration or a .gitignore excludes it; inside, what a pattern
+    excludes by itself stays out. --force-exclude leaves the folder out."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".gitignore").write_text("ignored/\nout/\n")
+    files = [
+        "sub/m.py", "sub/a_pb2.py", "sub/gen/g.py", "sub/deep/sub/d.py",
+        "ignored/i.py", "ignored/out/o.py", "keep/k.py",
+    ]  # fmt: skip
+    for name in files:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("x = 1\n")
+    config = Config(root=tmp_path, exclude=("sub", "*_pb2.py", "sub/gen"))
+    monkeypatch.chdir(tmp_path)
+
+    def found(*paths: str, force_exclude: bool = False) -> list[str]:
+        named = [Path(p) for p in paths]
+        return list(iter_python_files(named, config, force_exclude=force_exclude))
+
+    assert found("sub") == ["sub/m.py"]
+    assert found("ignored") == ["ignored/i.py"]
+    assert found("sub", "ignored", force_exclude=True) == []
+    assert found(".") == ["keep/k.py"]

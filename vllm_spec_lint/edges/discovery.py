@@ -62,21 +62,25 @@ class Excluder:
     def excludes(self, path: Path, is_dir: bool) -> bool:
         return self.excludes_entry(os.path.abspath(path), is_dir)
 
-    def excludes_entry(self, path: str, is_dir: bool) -> bool:
-        """``path`` is absolute; works on strings, as it runs for every entry."""
+    def excludes_entry(self, path: str, is_dir: bool, itself: bool = False) -> bool:
+        """``path`` is absolute; works on strings, as it runs for every entry.
+        ``itself``: only a pattern about the entry itself excludes it, not
+        one about a folder above it (inside an excluded folder named on the
+        command line, which is walked all the same, as in ruff)."""
         folder, name = os.path.split(path)
         if name in DEFAULT_EXCLUDES:
             return True
         suffix = "/" if is_dir else ""
+        matches = _matches_itself if itself else _matches
         for root, spec in self.patterns:
-            if is_within(path, root) and spec.match_file(
-                Path(os.path.relpath(path, root)).as_posix() + suffix
+            if is_within(path, root) and matches(
+                spec, Path(os.path.relpath(path, root)).as_posix() + suffix
             ):
                 return True
         if self.config.respect_gitignore:
             for top, spec in self._gitignores_above(folder):
                 relative = Path(os.path.relpath(path, top)).as_posix()
-                if spec.match_file(relative + suffix):
+                if matches(spec, relative + suffix):
                     return True
         return False
 
@@ -152,6 +156,22 @@ def _compiled(lines):
         return pathspec.GitIgnoreSpec.from_lines(list(lines))
 
 
+def _matches(spec, path: str) -> bool:
+    return spec.match_file(path)
+
+
+def _matches_itself(spec, path: str) -> bool:
+    """Whether ``spec`` excludes ``path`` by a pattern that matches the path
+    itself (the last one to match decides, as in git). A pathspec pattern
+    also matches what lies in a folder it matches: there, its match stops
+    at a ``/`` before the path's end."""
+    excluded = False
+    for pattern in spec.patterns:
+        if pattern.include is not None and pattern.regex.fullmatch(path):
+            excluded = pattern.include
+    return excluded
+
+
 def exclusion_problem(pattern: str) -> str | None:
     """Why an exclusion pattern of ours cannot be used, or None."""
     problem = glob_problem(pattern)
@@ -175,7 +195,8 @@ def iter_python_files(
 
     Files and folders named on the command line are taken even when excluded
     (as in ruff), unless ``force_exclude`` (for pre-commit, which names every
-    file); inside folders, excluded files, non-regular files and, unless
+    file); inside folders, excluded files (in an excluded folder named, those
+    a pattern excludes by themselves), non-regular files and, unless
     ``follow_links``, links leading outside the given roots are passed over.
     """
     excluder = Excluder(config)
@@ -190,7 +211,9 @@ def iter_python_files(
                 yield str(path)  # missing or unreadable: the reader reports it
             continue
         walk = _Walk(excluder, roots, follow_links, seen)
-        yield from walk.files(str(path), os.path.abspath(path))
+        # Named, though excluded: walked, and only what lies inside matched.
+        itself = excluder.excludes(path, is_dir=True)
+        yield from walk.files(str(path), os.path.abspath(path), itself)
 
 
 class _Walk:
@@ -204,7 +227,7 @@ class _Walk:
         self.seen = seen
         self.visited: set[str] = set()  # real folders, against link cycles
 
-    def files(self, top: str, top_absolute: str) -> Iterator[str]:
+    def files(self, top: str, top_absolute: str, itself: bool) -> Iterator[str]:
         # Names as ruff prints them: "pkg/a.py", not "./pkg/a.py", cold or warm.
         strip = len(os.curdir + os.sep) if top == os.curdir else 0
         folders = [(top, top_absolute)]
@@ -224,7 +247,7 @@ class _Walk:
                     continue
                 if is_folder:
                     inside = os.path.join(absolute, name)
-                    if not self.excluder.excludes_entry(inside, True):
+                    if not self.excluder.excludes_entry(inside, True, itself):
                         subfolders.append((entry.path, inside))
                 elif (
                     name.endswith(PYTHON_SUFFIXES)
@@ -233,7 +256,7 @@ class _Walk:
                         name in DEFAULT_EXCLUDES
                         if by_name_only
                         else self.excluder.excludes_entry(
-                            os.path.join(absolute, name), is_dir=False
+                            os.path.join(absolute, name), False, itself
                         )
                     )
                     and self._is_regular_file(entry)
