@@ -3,9 +3,9 @@
     python benchmarks/run.py [--repeat 9] [--flake8-repeat 4] [--output BENCHMARKS.md]
                              [--no-lsp] [--no-growth]
 
-Fetches vLLM releases with scripts/fetch_sources.py, each copied once beside
-vLLM's formatter setting as in a checkout (beside the fetched sources), then, in
-one run and alternating the commands (so a slow spell of the machine hits
+Fetches vLLM releases with scripts/fetch_sources.py (each copied once, beside
+the fetched sources, with vLLM's formatter setting as a checkout has it), then,
+in one run and alternating the commands (so a slow spell of the machine hits
 all of them), times each command ``--repeat`` times (flake8, minutes a
 run, fewer) and reports medians, and ratios as the median of each round's
 ratio: our check cold and warm, ``fix --diff``, semgrep with the reference
